@@ -1,0 +1,45 @@
+/**
+ * Entry point. Only commander and the light command definitions load here; every command's
+ * action imports its heavy modules (ink, react, openai, the tokenizer) lazily, so `--version`
+ * and `compact` start fast.
+ */
+import { Command, CommanderError } from "commander";
+import pkg from "../../package.json" with { type: "json" };
+import { reportFailure } from "./report-failure.ts";
+import { registerInit } from "./commands/init.ts";
+import { registerState } from "./commands/state.ts";
+import { registerCompact } from "./commands/compact.ts";
+import { registerPrompt } from "./commands/prompt.ts";
+import { registerChat } from "./commands/chat.ts";
+import { registerSessions } from "./commands/sessions.ts";
+
+const program = new Command();
+program
+  .name("valarmind")
+  .description("A coding agent whose memory you can see: working state, sliding window, and a manifest for every model call.")
+  .version(pkg.version, "-v, --version", "print the version")
+  .option("-C, --cwd <dir>", "run as if started in <dir>")
+  .showHelpAfterError("(run valarmind --help for usage)")
+  .exitOverride();
+
+program.hook("preAction", (thisCommand) => {
+  const dir = thisCommand.opts<{ cwd?: string }>().cwd;
+  if (dir) process.chdir(dir);
+});
+
+registerInit(program);
+registerState(program);
+registerCompact(program);
+registerPrompt(program);
+registerChat(program);
+registerSessions(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // --help and --version end here with exit code 0; usage errors were already printed.
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  }
+  process.exit(reportFailure(error));
+}

@@ -1,0 +1,29 @@
+/**
+ * Errors a user can meet. Each carries what happened, to which file or request, and what to do.
+ * The CLI prints `message` (and `hint`) without a stack trace and exits with `exitCode`.
+ */
+export type ExitCode = 0 | 1 | 2;
+
+export class ValarmindError extends Error {
+  readonly exitCode: ExitCode;
+  readonly hint: string | undefined;
+  constructor(message: string, options: { exitCode?: ExitCode; hint?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "ValarmindError";
+    this.exitCode = options.exitCode ?? 1;
+    this.hint = options.hint;
+  }
+}
+
+/** A usage or configuration problem: bad flags, invalid config, a file from a newer valarmind. Exit 2. */
+export class UsageError extends ValarmindError {
+  constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super(message, { ...options, exitCode: 2 });
+    this.name = "UsageError";
+  }
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,85 @@
+/**
+ * The model seam. Only `src/model/openai-client.ts` imports `openai`; everything else speaks
+ * these types. Request bodies are plain data so they can be inspected and recorded unsent.
+ */
+
+/** One input item of a Responses API request (the subset valarmind sends). */
+export type InputItem =
+  | { type: "message"; role: "user" | "assistant" | "developer" | "system"; content: string }
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string };
+
+export interface FunctionToolSpec {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  strict: boolean;
+}
+
+export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
+
+/** A complete Responses API request body, as valarmind builds it (stateless, store:false). */
+export interface ModelRequest {
+  model: string;
+  instructions: string;
+  input: InputItem[];
+  tools: FunctionToolSpec[];
+  prompt_cache_key: string;
+  store: false;
+  reasoning?: { effort: ReasoningEffort; summary?: "auto" | "concise" | "detailed" };
+  max_output_tokens?: number;
+}
+
+export interface Usage {
+  input: number;
+  cached: number;
+  output: number;
+  reasoning: number;
+}
+
+export interface ToolCallRequest {
+  callId: string;
+  name: string;
+  /** The raw JSON argument string as the model produced it (validated later by the registry). */
+  arguments: string;
+}
+
+export type ModelErrorKind =
+  | "no_api_key"
+  | "auth" // 401/403
+  | "rate_limit" // 429 after retries
+  | "quota" // 429 insufficient_quota
+  | "server" // 5xx
+  | "connection" // refused, DNS, reset
+  | "stream_cut" // stream ended before a terminal event
+  | "context_length_exceeded"
+  | "bad_request" // other 4xx
+  | "failed" // response.failed / error event without a more specific kind
+  | "aborted";
+
+/** Events a model stream yields, in order. Failures are data, never thrown. */
+export type ModelStreamEvent =
+  | { type: "text_delta"; delta: string }
+  | { type: "reasoning_delta"; delta: string }
+  | { type: "tool_call_start"; callId: string; name: string }
+  | { type: "tool_call_arguments_delta"; callId: string; delta: string }
+  | { type: "tool_call"; call: ToolCallRequest }
+  | { type: "retry"; attempt: number; delayMs: number; reason: string }
+  | {
+      type: "completed";
+      status: "completed" | "incomplete";
+      incompleteReason?: string;
+      text: string;
+      toolCalls: ToolCallRequest[];
+      usage: Usage | undefined;
+      responseId: string | undefined;
+    }
+  | { type: "error"; kind: ModelErrorKind; message: string; status?: number; retryable: boolean };
+
+export interface ModelClient {
+  /** Streams one response. Must not throw: every failure arrives as an `error` event, then the iterator ends. */
+  stream(request: ModelRequest, signal?: AbortSignal): AsyncIterable<ModelStreamEvent>;
+  /** `POST /responses/input_tokens`, for `valarmind prompt --tokens api`. */
+  countInputTokens(request: ModelRequest, signal?: AbortSignal): Promise<number>;
+}
