@@ -1,0 +1,31 @@
+import { Type, type Static } from "@sinclair/typebox";
+
+/** One source for the settings' types, JSON Schema and defaults. API keys are never settings. */
+export const SettingsSchema = Type.Object(
+  {
+    model: Type.String({ minLength: 1, default: "gpt-5.5", description: "Responses API model" }),
+    baseURL: Type.Optional(Type.String({ minLength: 1, description: "Responses API base URL (else OPENAI_BASE_URL)" })),
+    reasoningEffort: Type.Union(
+      [Type.Literal("none"), Type.Literal("minimal"), Type.Literal("low"), Type.Literal("medium"), Type.Literal("high")],
+      { default: "medium", description: "reasoning effort for reasoning models; 'none' omits it" },
+    ),
+    maxContextTokens: Type.Integer({ minimum: 1000, default: 24000, description: "MAX_CONTEXT_TOKENS: budget per request" }),
+    shortBufferTurns: Type.Integer({ minimum: 20, maximum: 80, default: 24, description: "SHORT_BUFFER_TURNS: turns the window holds" }),
+    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 8, description: "turns folded into the summary at once" }),
+    workingSetTokens: Type.Integer({ minimum: 0, default: 4000, description: "token cap of the working set" }),
+    overflowPolicy: Type.Union(
+      [Type.Literal("fifo"), Type.Literal("lru"), Type.Literal("priority"), Type.Literal("summarize")],
+      { default: "priority" },
+    ),
+    approvals: Type.Union([Type.Literal("suggest"), Type.Literal("auto-edit"), Type.Literal("full-auto")], {
+      default: "suggest",
+    }),
+    toolOutputTokens: Type.Integer({ minimum: 100, default: 2000, description: "cap of one tool output in the prompt" }),
+    shellTimeoutMs: Type.Integer({ minimum: 100, default: 120000 }),
+    maxStepsPerTurn: Type.Integer({ minimum: 1, default: 24, description: "model calls per user turn" }),
+  },
+  { additionalProperties: false },
+);
+
+export type Settings = Static<typeof SettingsSchema>;
+export type PartialSettings = Partial<Settings>;
