@@ -1,0 +1,54 @@
+/**
+ * What a front end (the ink REPL) may ask of the core. The REPL holds one `ChatController`,
+ * subscribes to the events of each turn and renders the plain data the other methods return.
+ * It never touches the model, the disk or the tools itself.
+ */
+import type { AgentEvent } from "./events.ts";
+
+export type ApprovalMode = "suggest" | "auto-edit" | "full-auto";
+
+export interface StatusSnapshot {
+  sessionId: string;
+  model: string;
+  approvals: ApprovalMode;
+  /** Tokens of the last request (estimate until the API reports usage) and the budget. */
+  promptTokens: number;
+  budgetTokens: number;
+  /** Cached share (0..1) of the last request's input, from the API's usage; undefined before any call. */
+  cachedShare: number | undefined;
+  /** Input + output tokens spent this session. */
+  sessionTokens: number;
+  goal: string;
+  now: string;
+  /** A problem to show inside the UI with what to do (missing API key, invalid state). */
+  warnings: string[];
+}
+
+/** A titled block of text or a table for slash-command output. */
+export interface CommandOutput {
+  title: string;
+  lines: string[];
+  isError?: boolean;
+}
+
+export interface SessionListing {
+  id: string;
+  file: string;
+  startedAt: string;
+  turns: number;
+  firstMessage: string;
+}
+
+export interface ChatController {
+  status(): StatusSnapshot;
+  /** Runs one user turn; the iterable ends after `turn_end`. Aborting the signal ends the turn cleanly. */
+  submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent>;
+  /** Runs a slash command (without the leading "/"), e.g. ("goal", "ship v1"), ("manifest", "3"). */
+  runCommand(name: string, args: string): Promise<CommandOutput>;
+  /** The slash commands the core supports, for completion and /help. */
+  commands(): Array<{ name: string; usage: string; description: string }>;
+  /** Workspace-relative file paths for `@path` completion. */
+  completePath(prefix: string): Promise<string[]>;
+  listSessions(): Promise<SessionListing[]>;
+  close(): Promise<void>;
+}
