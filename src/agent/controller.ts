@@ -50,5 +50,12 @@ export interface ChatController {
   /** Workspace-relative file paths for `@path` completion. */
   completePath(prefix: string): Promise<string[]>;
   listSessions(): Promise<SessionListing[]>;
+  /**
+   * Prompt history of this repository, oldest first, for up/down in the input editor (the UI never
+   * touches the disk). Optional so a controller without persisted history still satisfies the contract.
+   */
+  loadHistory?(): Promise<string[]>;
+  /** Appends one submitted prompt (or slash command) to this repository's history. */
+  appendHistory?(text: string): Promise<void>;
   close(): Promise<void>;
 }
