@@ -1,0 +1,50 @@
+/**
+ * Migrations of state.json by `schema_version`. Each step turns a document of version `from` into
+ * version `from + 1`; `migrateState` chains them up to the current version. A document from a newer
+ * valarmind is refused (never downgraded): the caller turns that into a usage error.
+ */
+import { STATE_SCHEMA_VERSION } from "./schema.ts";
+
+export type JsonDocument = Record<string, unknown>;
+
+export interface Migration {
+  from: number;
+  describe: string;
+  up(doc: JsonDocument): JsonDocument;
+}
+
+/** Version 1 is the first released format, so there is nothing to migrate yet. */
+export const STATE_MIGRATIONS: readonly Migration[] = [];
+
+export type MigrationOutcome =
+  | { kind: "current"; doc: JsonDocument }
+  | { kind: "migrated"; doc: JsonDocument; from: number; steps: string[] }
+  | { kind: "newer"; version: number }
+  | { kind: "unreadable"; reason: string };
+
+export function readSchemaVersion(doc: JsonDocument): number | undefined {
+  const v = doc.schema_version;
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+export function migrateState(
+  doc: JsonDocument,
+  migrations: readonly Migration[] = STATE_MIGRATIONS,
+  target: number = STATE_SCHEMA_VERSION,
+): MigrationOutcome {
+  const version = readSchemaVersion(doc);
+  if (version === undefined) {
+    return { kind: "unreadable", reason: `schema_version is ${JSON.stringify(doc.schema_version) ?? "missing"}, expected an integer` };
+  }
+  if (version > target) return { kind: "newer", version };
+  if (version === target) return { kind: "current", doc };
+  let current = doc;
+  const steps: string[] = [];
+  for (let v = version; v < target; v++) {
+    const step = migrations.find((m) => m.from === v);
+    if (!step) return { kind: "unreadable", reason: `no migration from schema_version ${v} to ${v + 1}` };
+    current = { ...step.up(current), schema_version: v + 1 };
+    steps.push(`v${v}→v${v + 1}: ${step.describe}`);
+  }
+  return { kind: "migrated", doc: current, from: version, steps };
+}

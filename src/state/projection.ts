@@ -1,0 +1,162 @@
+/**
+ * The prompt projection of the working state: only what helps the next decision. Done tasks,
+ * `schema_version`, `updated_at` and full timestamps are left out; dates are short (YYYY-MM-DD).
+ * When the projection exceeds its cap (750 tokens by default, seed 001's quality rule), the least
+ * useful items go first and `omitted` lists them: the decisions' `why`, then old decisions, then
+ * open tasks not touched recently; goal, now, blockers and tasks in progress or blocked stay.
+ * Pure and synchronous: the caller supplies the token counter (exact, see src/prompt/tokens.ts).
+ */
+import type { Blocker, Decision, Task, WorkingState } from "./schema.ts";
+
+export const STATE_TOKEN_CAP = 750;
+export const STATE_TOKEN_FLOOR = 250;
+/** Goal and now longer than this are cut (and reported) so they cannot crowd out everything else. */
+const TEXT_FIELD_MAX_CHARS = 600;
+/** The most recent decisions are kept before any open task. */
+const PINNED_DECISIONS = 3;
+
+export interface ProjectedTask {
+  id: string;
+  title: string;
+  status: string;
+  note?: string;
+}
+export interface ProjectedDecision {
+  id: string;
+  title: string;
+  date: string;
+  why?: string;
+}
+export interface ProjectedBlocker {
+  id: string;
+  text: string;
+  task?: string;
+}
+
+export interface StateProjection {
+  goal: string;
+  now: string;
+  decisions_recent: ProjectedDecision[];
+  tasks_open: ProjectedTask[];
+  blockers: ProjectedBlocker[];
+  conventions: Record<string, string>;
+}
+
+export interface ProjectionResult {
+  projection: StateProjection;
+  /** Ids (`T-3`, `ADR-0002`, `B-1`), `conventions.<name>`, `decisions_recent.why`, `goal (cut)`... left out to fit. */
+  omitted: string[];
+  /** Tokens of the rendered projection, as measured by the supplied counter. */
+  tokens: number;
+}
+
+export interface ProjectionOptions {
+  maxTokens?: number;
+  /** Exact token count of a string. */
+  countTokens: (text: string) => number;
+  /** How the projection becomes prompt text (TOON in production). */
+  render: (projection: StateProjection) => string;
+}
+
+type Unit =
+  | { kind: "task"; item: Task }
+  | { kind: "decision"; item: Decision }
+  | { kind: "blocker"; item: Blocker }
+  | { kind: "convention"; key: string; value: string };
+
+function unitId(unit: Unit): string {
+  return unit.kind === "convention" ? `conventions.${unit.key}` : unit.item.id;
+}
+
+function byRecent<T>(items: readonly T[], stamp: (item: T) => string): T[] {
+  // Stable: equal stamps keep the later item (higher id) first.
+  return items
+    .map((item, index) => ({ item, index }))
+    .sort((a, b) => stamp(b.item).localeCompare(stamp(a.item)) || b.index - a.index)
+    .map((e) => e.item);
+}
+
+/** Every projectable item, most useful first. Goal and now are not units: they always stay. */
+function rankUnits(state: WorkingState): Unit[] {
+  const live = state.tasks_open.filter((t) => t.status !== "done");
+  const active = byRecent(live.filter((t) => t.status !== "open"), (t) => t.updated_at);
+  const open = byRecent(live.filter((t) => t.status === "open"), (t) => t.updated_at);
+  const decisions = byRecent(state.decisions_recent, (d) => d.ts);
+  return [
+    ...state.blockers.map((item): Unit => ({ kind: "blocker", item })),
+    ...active.map((item): Unit => ({ kind: "task", item })),
+    ...Object.entries(state.conventions).map(([key, value]): Unit => ({ kind: "convention", key, value })),
+    ...decisions.slice(0, PINNED_DECISIONS).map((item): Unit => ({ kind: "decision", item })),
+    ...open.map((item): Unit => ({ kind: "task", item })),
+    ...decisions.slice(PINNED_DECISIONS).map((item): Unit => ({ kind: "decision", item })),
+  ];
+}
+
+function cut(text: string): { text: string; cut: boolean } {
+  if (text.length <= TEXT_FIELD_MAX_CHARS) return { text, cut: false };
+  return { text: `${text.slice(0, TEXT_FIELD_MAX_CHARS)}…`, cut: true };
+}
+
+function numericId(id: string): number {
+  return Number(id.slice(id.indexOf("-") + 1));
+}
+
+function assemble(state: WorkingState, goal: string, now: string, kept: ReadonlySet<string>, withWhy: boolean): StateProjection {
+  // Kept items appear in id order, so adding an item never reorders the others (cache-friendly).
+  const inOrder = <T extends { id: string }>(items: readonly T[]) =>
+    items.filter((i) => kept.has(i.id)).sort((a, b) => numericId(a.id) - numericId(b.id));
+  const tasks = inOrder(state.tasks_open.filter((t) => t.status !== "done"));
+  const withNote = tasks.some((t) => t.note !== undefined);
+  const blockers = inOrder(state.blockers);
+  const withTask = blockers.some((b) => b.task !== undefined);
+  // Rows of one array share their keys so TOON can use its compact tabular form.
+  return {
+    goal,
+    now,
+    decisions_recent: inOrder(state.decisions_recent).map((d) => ({
+      id: d.id,
+      title: d.title,
+      date: d.ts.slice(0, 10),
+      ...(withWhy ? { why: d.why } : {}),
+    })),
+    tasks_open: tasks.map((t) => ({ id: t.id, title: t.title, status: t.status, ...(withNote ? { note: t.note ?? "" } : {}) })),
+    blockers: blockers.map((b) => ({ id: b.id, text: b.text, ...(withTask ? { task: b.task ?? "" } : {}) })),
+    conventions: Object.fromEntries(Object.entries(state.conventions).filter(([key]) => kept.has(`conventions.${key}`))),
+  };
+}
+
+export function projectState(state: WorkingState, options: ProjectionOptions): ProjectionResult {
+  const cap = options.maxTokens ?? STATE_TOKEN_CAP;
+  const goal = cut(state.goal);
+  const now = cut(state.now);
+  const fixedOmitted = [...(goal.cut ? ["goal (cut)"] : []), ...(now.cut ? ["now (cut)"] : [])];
+  const units = rankUnits(state);
+  const ids = units.map(unitId);
+  const measure = (count: number, withWhy: boolean) => {
+    const projection = assemble(state, goal.text, now.text, new Set(ids.slice(0, count)), withWhy);
+    return { projection, tokens: options.countTokens(options.render(projection)) };
+  };
+
+  const full = measure(units.length, true);
+  if (full.tokens <= cap) return { ...full, omitted: fixedOmitted };
+  const hasWhy = state.decisions_recent.some((d) => d.why !== "");
+  const noWhy = measure(units.length, false);
+  const whyOmitted = hasWhy ? ["decisions_recent.why"] : [];
+  if (noWhy.tokens <= cap) return { ...noWhy, omitted: [...fixedOmitted, ...whyOmitted] };
+
+  // Largest prefix of the ranking that fits: tokens grow with every unit kept, so bisect.
+  let lo = 0;
+  let hi = units.length;
+  let best = measure(0, false);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    const candidate = measure(mid, false);
+    if (candidate.tokens <= cap) {
+      lo = mid;
+      best = candidate;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return { ...best, omitted: [...fixedOmitted, ...whyOmitted, ...ids.slice(lo)] };
+}

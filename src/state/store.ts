@@ -1,0 +1,199 @@
+/**
+ * StateStore: the only reader and writer of `.valarmind/memory/state.json`.
+ * - read: validates; a missing file is the empty state; an older file is migrated in memory.
+ * - update: takes the inter-process lock, re-reads, applies a pure op, validates, stamps
+ *   `updated_at`, writes atomically.
+ * - an unparsable or invalid file is never overwritten: it is renamed to `state.json.corrupt-<time>`
+ *   (under the lock), a notice says where it went, and a fresh state starts.
+ * - a file from a newer valarmind is refused with a UsageError (exit 2), never downgraded.
+ */
+import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { basename, join } from "node:path";
+import type { WorkspacePaths } from "../config/paths.ts";
+import { UsageError, ValarmindError } from "../errors.ts";
+import { writeFileAtomic } from "./atomic-write.ts";
+import { acquireLock, type LockOptions } from "./lock.ts";
+import { migrateState, STATE_MIGRATIONS, type JsonDocument, type Migration } from "./migrations.ts";
+import type { OpResult } from "./ops.ts";
+import { emptyState, STATE_SCHEMA_VERSION, type WorkingState } from "./schema.ts";
+import { validateState } from "./validate.ts";
+
+export interface ReadResult {
+  state: WorkingState;
+  /** `file`: read as is; `migrated`: an older file upgraded in memory; `missing`; `recovered`: a bad file was moved aside. */
+  source: "file" | "migrated" | "missing" | "recovered";
+  /** Things the user must be told (a file moved aside, a migration). */
+  notices: string[];
+  /** The exact bytes read, when the file existed and was valid (used to detect a stale state.toon). */
+  raw?: string;
+}
+
+export interface UpdateResult {
+  state: WorkingState;
+  change: string;
+  /** False when the op changed nothing, so the file was left alone. */
+  written: boolean;
+  notices: string[];
+}
+
+export type StateMutation = (state: WorkingState) => OpResult | WorkingState;
+
+export interface StateStoreOptions {
+  clock?: () => Date;
+  lock?: LockOptions;
+  migrations?: readonly Migration[];
+}
+
+type Loaded =
+  | { kind: "ok"; state: WorkingState; raw: string; migrated: string[] }
+  | { kind: "missing" }
+  | { kind: "bad"; raw: string; reason: string };
+
+export function serializeState(state: WorkingState): string {
+  return `${JSON.stringify(state, null, 2)}\n`;
+}
+
+function corruptStamp(date: Date): string {
+  return date.toISOString().replace(/:/g, "-").replace(".", "-");
+}
+
+export class StateStore {
+  readonly paths: WorkspacePaths;
+  private readonly clock: () => Date;
+  private readonly lockOptions: LockOptions;
+  private readonly migrations: readonly Migration[];
+
+  constructor(paths: WorkspacePaths, options: StateStoreOptions = {}) {
+    this.paths = paths;
+    this.clock = options.clock ?? (() => new Date());
+    this.lockOptions = options.lock ?? {};
+    this.migrations = options.migrations ?? STATE_MIGRATIONS;
+  }
+
+  async read(): Promise<ReadResult> {
+    const loaded = await this.load();
+    if (loaded.kind === "ok") {
+      const notices = loaded.migrated.map((step) => `${this.paths.stateJson}: migrated in memory (${step}); the next change writes it`);
+      return { state: loaded.state, source: loaded.migrated.length > 0 ? "migrated" : "file", notices, raw: loaded.raw };
+    }
+    if (loaded.kind === "missing") return { state: emptyState(this.clock()), source: "missing", notices: [] };
+    // Moving the bad file aside is a write: do it under the lock, and only if it is still the same bad file.
+    await mkdir(this.paths.memoryDir, { recursive: true });
+    const lock = await acquireLock(this.paths.stateJson, this.lockOptions);
+    try {
+      const again = await this.load();
+      if (again.kind === "ok") return { state: again.state, source: "file", notices: [], raw: again.raw };
+      if (again.kind === "missing") return { state: emptyState(this.clock()), source: "missing", notices: [] };
+      const notice = await this.moveAside(again);
+      return { state: emptyState(this.clock()), source: "recovered", notices: [notice] };
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /** Applies `mutate` to the current state under the lock and writes the result atomically. */
+  async update(mutate: StateMutation): Promise<UpdateResult> {
+    await mkdir(this.paths.memoryDir, { recursive: true });
+    const lock = await acquireLock(this.paths.stateJson, this.lockOptions);
+    try {
+      await this.removeLeftoverTemps();
+      const notices: string[] = [];
+      const loaded = await this.load();
+      let current: WorkingState;
+      if (loaded.kind === "ok") {
+        current = loaded.state;
+        for (const step of loaded.migrated) notices.push(`${this.paths.stateJson}: migrated (${step})`);
+      } else {
+        if (loaded.kind === "bad") notices.push(await this.moveAside(loaded));
+        current = emptyState(this.clock());
+      }
+      const result = mutate(current);
+      const { state, change } = "change" in result ? result : { state: result, change: "state replaced" };
+      const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0;
+      if (!mustWrite) return { state, change, written: false, notices };
+      const stamped: WorkingState = { ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: this.clock().toISOString() };
+      const checked = await validateState(stamped, this.paths.stateJson);
+      if (!checked.ok) {
+        throw new ValarmindError(`refusing to write an invalid state (nothing was written):\n  ${checked.errors.join("\n  ")}`, {
+          hint: "This is a bug in the change that was requested; please report it with the command you ran.",
+        });
+      }
+      await writeFileAtomic(this.paths.stateJson, serializeState(stamped), () => {
+        if (lock.compromised()) {
+          throw new ValarmindError(`lost the lock on ${this.paths.stateJson} while writing; nothing was written`, {
+            hint: "Another valarmind process took over after this one stalled. Retry the command.",
+          });
+        }
+      });
+      return { state: stamped, change, written: true, notices };
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /** Creates the empty state if the file is missing; leaves an existing valid file untouched. */
+  async ensure(): Promise<{ created: boolean; notices: string[] }> {
+    const result = await this.update((s) => s);
+    return { created: result.written, notices: result.notices };
+  }
+
+  private async load(): Promise<Loaded> {
+    const file = this.paths.stateJson;
+    let raw: string;
+    try {
+      raw = await readFile(file, "utf8");
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "ENOENT") return { kind: "missing" };
+      throw new ValarmindError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`, {
+        hint: "Check the file's permissions.",
+        cause: error,
+      });
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch (error) {
+      return { kind: "bad", raw, reason: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      return { kind: "bad", raw, reason: "not a JSON object" };
+    }
+    const outcome = migrateState(parsed as JsonDocument, this.migrations);
+    if (outcome.kind === "newer") {
+      throw new UsageError(
+        `${file} was written by a newer valarmind (schema_version ${outcome.version}; this one reads up to ${STATE_SCHEMA_VERSION})`,
+        { hint: "Upgrade valarmind to read it. The file was left untouched." },
+      );
+    }
+    if (outcome.kind === "unreadable") return { kind: "bad", raw, reason: outcome.reason };
+    const checked = await validateState(outcome.doc, file);
+    if (!checked.ok) return { kind: "bad", raw, reason: `invalid:\n  ${checked.errors.join("\n  ")}` };
+    return { kind: "ok", state: checked.state, raw, migrated: outcome.kind === "migrated" ? outcome.steps : [] };
+  }
+
+  private async moveAside(bad: { raw: string; reason: string }): Promise<string> {
+    const file = this.paths.stateJson;
+    const base = `${file}.corrupt-${corruptStamp(this.clock())}`;
+    let target = base;
+    for (let n = 2; await exists(target); n++) target = `${base}-${n}`;
+    await rename(file, target);
+    return `${file} was ${bad.reason}\n  It was kept as ${target}; a fresh state starts.`;
+  }
+
+  /** Temp files left by a writer killed before its rename. Safe to remove: we hold the lock. */
+  private async removeLeftoverTemps(): Promise<void> {
+    const prefix = `${basename(this.paths.stateJson)}.tmp-`;
+    const names = await readdir(this.paths.memoryDir);
+    await Promise.all(names.filter((n) => n.startsWith(prefix)).map((n) => rm(join(this.paths.memoryDir, n), { force: true })));
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return false;
+    throw error;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Validation of state.json against the schema (ajv, draft 2020-12, formats). Every message names
+ * the file and the JSON pointer and says what was expected.
+ */
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { stateJsonSchema, type WorkingState } from "./schema.ts";
+
+let compiled: Promise<ValidateFunction> | undefined;
+
+async function validator(): Promise<ValidateFunction> {
+  compiled ??= (async () => {
+    const [{ default: Ajv2020 }, { default: addFormats }] = await Promise.all([import("ajv/dist/2020.js"), import("ajv-formats")]);
+    const ajv = new Ajv2020({ allErrors: true, strict: true });
+    addFormats(ajv);
+    return ajv.compile(stateJsonSchema());
+  })();
+  return compiled;
+}
+
+export type ValidationResult = { ok: true; state: WorkingState } | { ok: false; errors: string[] };
+
+function describe(error: ErrorObject): string {
+  const at = error.instancePath === "" ? "/" : error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return `${at}: missing required property "${String(params.missingProperty)}"`;
+    case "additionalProperties":
+      return `${at}: unexpected property "${String(params.additionalProperty)}" (not in the schema)`;
+    case "enum":
+      return `${at}: must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+    case "const":
+      return `${at}: must be ${JSON.stringify(params.allowedValue)}`;
+    case "format":
+      return `${at}: must be a ${String(params.format)} string (e.g. 2026-01-31T12:00:00Z)`;
+    case "pattern":
+      return `${at}: must match ${String(params.pattern)}`;
+    case "propertyNames":
+      return `${at}: property name "${String(params.propertyName)}" is not allowed (no leading or trailing spaces, not empty)`;
+    default:
+      return `${at}: ${error.message ?? error.keyword}`;
+  }
+}
+
+/** Validates `value`; errors read `<file>: <pointer>: <what was expected>`. */
+export async function validateState(value: unknown, file: string): Promise<ValidationResult> {
+  const validate = await validator();
+  if (validate(value)) return { ok: true, state: value as WorkingState };
+  const errors = (validate.errors ?? []).map((e) => `${file}: ${describe(e)}`);
+  return { ok: false, errors: [...new Set(errors)] };
+}
