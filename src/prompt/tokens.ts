@@ -1,21 +1,50 @@
 /**
- * Exact o200k token counts from a local tokenizer (gpt-tokenizer). Loading the ranks costs
- * ~0.4 s under Bun, so the module loads lazily, once, and counts are memoised by content hash.
+ * Exact o200k token counts, local, loaded lazily and memoised by content.
+ *
+ * gpt-tokenizer's o200k module takes ~0.3 s to load under Bun (parsing 200k rank strings and
+ * building a Map), too slow for `valarmind compact` (150 ms target). So the ranks are read from a
+ * binary table cached per user (~3 ms; built once in ~0.15 s from gpt-tokenizer's own
+ * `o200k_base.tiktoken`), and counted with the same split regex and byte-pair merge; the counts
+ * equal gpt-tokenizer's (test/prompt/o200k-count.test.ts). See docs/adr/0004-fast-exact-token-counts.md.
+ *
  * `tokenUpperBound` (UTF-8 bytes) is a strict upper bound for text not yet counted: every o200k
  * token covers at least one byte.
  */
 type CountFn = (text: string) => number;
 
+export interface TokenizerInfo {
+  /** `cache`: the rank table was read from the cache; `built`: built and cached now; `built-uncached`: built, cache not writable. */
+  origin: "cache" | "built" | "built-uncached";
+  cachePath: string;
+  cacheError?: string;
+  loadMs: number;
+}
+
 let loading: Promise<CountFn> | undefined;
 let loaded: CountFn | undefined;
+let info: TokenizerInfo | undefined;
 const memo = new Map<string, number>();
 const MEMO_LIMIT = 50_000;
 
 export function loadTokenizer(): Promise<CountFn> {
-  loading ??= import("gpt-tokenizer/encoding/o200k_base").then((mod) => {
-    const count: CountFn = (text) => mod.countTokens(text);
+  loading ??= (async () => {
+    const started = performance.now();
+    const [{ loadRankTable }, { createO200kCounter }] = await Promise.all([import("./o200k-table.ts"), import("./o200k-count.ts")]);
+    const table = await loadRankTable();
+    const counter = createO200kCounter(table.table);
+    const count: CountFn = (text) => counter.count(text);
+    info = {
+      origin: table.origin,
+      cachePath: table.cachePath,
+      ...(table.cacheError !== undefined ? { cacheError: table.cacheError } : {}),
+      loadMs: performance.now() - started,
+    };
     loaded = count;
     return count;
+  })();
+  // A failed load (missing dependency data) must not stick: the next call retries and reports again.
+  loading.catch(() => {
+    loading = undefined;
   });
   return loading;
 }
@@ -24,8 +53,13 @@ export function isTokenizerLoaded(): boolean {
   return loaded !== undefined;
 }
 
+/** Where the ranks came from and how long loading took; undefined until loaded. */
+export function tokenizerInfo(): TokenizerInfo | undefined {
+  return info;
+}
+
 function memoKey(text: string): string {
-  // Short strings are their own key; long ones are keyed by a fast 64-bit hash plus length.
+  // Short strings are their own key; long ones are keyed by a 64-bit hash plus length.
   return text.length <= 64 ? text : `${text.length}:${Bun.hash(text).toString(36)}`;
 }
 
@@ -47,7 +81,9 @@ export async function countTokens(text: string): Promise<number> {
   const ready = countTokensIfReady(text);
   if (ready !== undefined) return ready;
   await loadTokenizer();
-  return countTokensIfReady(text) ?? 0;
+  const n = countTokensIfReady(text);
+  if (n === undefined) throw new Error("tokenizer loaded but did not count (internal error)");
+  return n;
 }
 
 /** Seeds the memo with a count known from elsewhere (a transcript, a disk cache). */
