@@ -1,12 +1,12 @@
 import type { Command } from "commander";
-import { ValarmindError } from "../../errors.ts";
 
-// Placeholder registration; the issue that owns `init` replaces it.
+/** `valarmind init`: options only; the work is imported lazily from ../actions/init.ts. */
 export function registerInit(program: Command): void {
   program
     .command("init")
-    .description("(init: not built yet)")
-    .action(() => {
-      throw new ValarmindError("'valarmind init' is not built yet");
+    .description("set up valarmind here: .valarmind/, a VALARMIND.md template, .gitignore entries (never overwrites a file)")
+    .action(async () => {
+      const { runInit } = await import("../actions/init.ts");
+      await runInit(process.cwd());
     });
 }

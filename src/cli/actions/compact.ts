@@ -1,0 +1,73 @@
+/**
+ * `valarmind compact`: state.json → projection → TOON (round trip checked) → state.toon (atomic,
+ * written only when it changed), with exact token counts of the JSON (pretty and compact) and
+ * the TOON. `--check` writes nothing and exits 1 when state.toon is missing or stale.
+ */
+import { readFile } from "node:fs/promises";
+import { relative } from "node:path";
+import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
+import { ValarmindError } from "../../errors.ts";
+import { countTokens, tokenizerInfo } from "../../prompt/tokens.ts";
+import { writeFileAtomic } from "../../state/atomic-write.ts";
+import { STATE_TOKEN_FLOOR } from "../../state/projection.ts";
+import { serializeState, StateStore } from "../../state/store.ts";
+import { encodeStateToon } from "../../state/toon.ts";
+import { formatCompactReport, type CompactReport } from "./compact-report.ts";
+
+export interface CompactOptions {
+  json: boolean;
+  check: boolean;
+  maxTokens: number;
+}
+
+async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/** Returns the exit code: 0, or 1 when `--check` finds state.toon missing or stale. */
+export async function runCompact(options: CompactOptions): Promise<number> {
+  const paths = workspacePaths(findWorkspaceRoot());
+  const read = await new StateStore(paths).read();
+  for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
+  if (read.source === "missing") {
+    throw new ValarmindError(`no working state at ${paths.stateJson}`, { hint: "Run 'valarmind init' first." });
+  }
+  const encoded = await encodeStateToon(read.state, { maxTokens: options.maxTokens });
+  if (encoded.tokens > options.maxTokens) {
+    throw new ValarmindError(
+      `the working state does not fit ${options.maxTokens} tokens even with every optional item left out (${encoded.tokens} tokens)`,
+      { hint: "Shorten the goal and 'now', or raise --max-tokens." },
+    );
+  }
+  const toonText = `${encoded.toon}\n`;
+  const previous = await readOptional(paths.stateToon);
+  const status = previous === undefined ? "missing" : previous === toonText ? "fresh" : "stale";
+  if (!options.check && status !== "fresh") await writeFileAtomic(paths.stateToon, toonText);
+
+  const pretty = read.raw ?? serializeState(read.state);
+  const [prettyTokens, compactTokens] = await Promise.all([countTokens(pretty), countTokens(JSON.stringify(read.state))]);
+  const tokenizer = tokenizerInfo();
+  const report: CompactReport = {
+    state_file: relative(process.cwd(), paths.stateJson) || paths.stateJson,
+    toon_file: relative(process.cwd(), paths.stateToon) || paths.stateToon,
+    mode: options.check ? "check" : "write",
+    toon_status: options.check ? status : status === "fresh" ? "unchanged" : "written",
+    tokens: { json_pretty: prettyTokens, json_compact: compactTokens, toon: encoded.tokens },
+    toon_vs_compact_json: compactTokens === 0 ? 0 : Math.round((encoded.tokens / compactTokens) * 1000) / 1000,
+    cap: options.maxTokens,
+    floor: STATE_TOKEN_FLOOR,
+    band: encoded.tokens < STATE_TOKEN_FLOOR ? "below-floor" : "within",
+    omitted: encoded.omitted,
+    tokenizer: tokenizer ? { origin: tokenizer.origin, load_ms: Math.round(tokenizer.loadMs * 10) / 10 } : undefined,
+  };
+  process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatCompactReport(report));
+  if (tokenizer?.cacheError) {
+    process.stderr.write(`valarmind: could not cache the tokenizer table at ${tokenizer.cachePath} (${tokenizer.cacheError}); counts are exact but the next run builds it again\n`);
+  }
+  return options.check && status !== "fresh" ? 1 : 0;
+}

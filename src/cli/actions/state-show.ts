@@ -1,0 +1,29 @@
+/** `valarmind state show [--json|--toon|--all]`. Reading never writes, except to move a corrupt file aside. */
+import { relative } from "node:path";
+import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
+import { UsageError } from "../../errors.ts";
+import { serializeState, StateStore } from "../../state/store.ts";
+import { renderStateView, useColor } from "./state-view.ts";
+
+export async function runStateShow(opts: { json?: boolean; toon?: boolean; all?: boolean }): Promise<void> {
+  if (opts.json && opts.toon) throw new UsageError("--json and --toon cannot be used together");
+  const paths = workspacePaths(findWorkspaceRoot());
+  const read = await new StateStore(paths).read();
+  for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
+  if (read.source === "missing") {
+    process.stderr.write(`valarmind: no working state yet at ${paths.stateJson} (showing the empty state; 'valarmind init' sets up the workspace)\n`);
+  }
+  if (opts.json) {
+    process.stdout.write(serializeState(read.state));
+    return;
+  }
+  if (opts.toon) {
+    const { encodeStateToon } = await import("../../state/toon.ts");
+    const encoded = await encodeStateToon(read.state);
+    process.stdout.write(`${encoded.toon}\n`);
+    if (encoded.omitted.length > 0) process.stderr.write(`valarmind: left out to fit: ${encoded.omitted.join(", ")}\n`);
+    return;
+  }
+  const source = relative(process.cwd(), paths.stateJson) || paths.stateJson;
+  process.stdout.write(renderStateView(read.state, { all: opts.all === true, color: useColor(process.stdout), source }));
+}
