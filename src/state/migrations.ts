@@ -3,7 +3,7 @@
  * version `from + 1`; `migrateState` chains them up to the current version. A document from a newer
  * valarmind is refused (never downgraded): the caller turns that into a usage error.
  */
-import { STATE_SCHEMA_VERSION } from "./schema.ts";
+import { STATE_SCHEMA_VERSION } from "./empty-state.ts";
 
 export type JsonDocument = Record<string, unknown>;
 

@@ -5,7 +5,7 @@
  */
 import { UsageError } from "../errors.ts";
 import type { Blocker, Decision, Task, TaskStatus, WorkingState } from "./schema.ts";
-import { TASK_STATUSES } from "./schema.ts";
+import { TASK_STATUSES } from "./empty-state.ts";
 
 export interface OpResult {
   state: WorkingState;

@@ -5,11 +5,9 @@
  */
 import { Type, type Static, type TUnsafe } from "@sinclair/typebox";
 
-/** Bump with a migration in `migrations.ts` whenever the shape of state.json changes. */
-export const STATE_SCHEMA_VERSION = 1;
+import { STATE_SCHEMA_VERSION, TASK_STATUSES } from "./empty-state.ts";
 
-export const TASK_STATUSES = ["open", "in_progress", "blocked", "done"] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
+export { emptyState, STATE_SCHEMA_VERSION, TASK_STATUSES, type TaskStatus } from "./empty-state.ts";
 
 // A plain `enum` (rather than TypeBox's anyOf of consts) gives ajv one readable error.
 function StringEnum<T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> {
@@ -81,17 +79,4 @@ export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema
 /** The JSON Schema document as written to disk (TypeBox's symbols dropped, dialect stated). */
 export function stateJsonSchema(): Record<string, unknown> {
   return { $schema: JSON_SCHEMA_DIALECT, ...(JSON.parse(JSON.stringify(StateSchema)) as Record<string, unknown>) };
-}
-
-export function emptyState(now: Date = new Date()): WorkingState {
-  return {
-    schema_version: STATE_SCHEMA_VERSION,
-    updated_at: now.toISOString(),
-    goal: "",
-    now: "",
-    decisions_recent: [],
-    tasks_open: [],
-    blockers: [],
-    conventions: {},
-  };
 }

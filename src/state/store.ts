@@ -15,7 +15,8 @@ import { writeFileAtomic } from "./atomic-write.ts";
 import { acquireLock, type LockOptions } from "./lock.ts";
 import { migrateState, STATE_MIGRATIONS, type JsonDocument, type Migration } from "./migrations.ts";
 import type { OpResult } from "./ops.ts";
-import { emptyState, STATE_SCHEMA_VERSION, type WorkingState } from "./schema.ts";
+import { emptyState, STATE_SCHEMA_VERSION } from "./empty-state.ts";
+import type { WorkingState } from "./schema.ts";
 import { validateState } from "./validate.ts";
 
 export interface ReadResult {
@@ -112,7 +113,7 @@ export class StateStore {
       const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0;
       if (!mustWrite) return { state, change, written: false, notices };
       const stamped: WorkingState = { ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: this.clock().toISOString() };
-      const checked = await validateState(stamped, this.paths.stateJson);
+      const checked = validateState(stamped, this.paths.stateJson);
       if (!checked.ok) {
         throw new ValarmindError(`refusing to write an invalid state (nothing was written):\n  ${checked.errors.join("\n  ")}`, {
           hint: "This is a bug in the change that was requested; please report it with the command you ran.",
@@ -166,7 +167,7 @@ export class StateStore {
       );
     }
     if (outcome.kind === "unreadable") return { kind: "bad", raw, reason: outcome.reason };
-    const checked = await validateState(outcome.doc, file);
+    const checked = validateState(outcome.doc, file);
     if (!checked.ok) return { kind: "bad", raw, reason: `invalid:\n  ${checked.errors.join("\n  ")}` };
     return { kind: "ok", state: checked.state, raw, migrated: outcome.kind === "migrated" ? outcome.steps : [] };
   }

@@ -1,21 +1,11 @@
 /**
  * Validation of state.json against the schema (ajv, draft 2020-12, formats). Every message names
- * the file and the JSON pointer and says what was expected.
+ * the file and the JSON pointer and says what was expected. The validator is compiled ahead of
+ * time from schema.ts (see validator-build.ts), so no schema compilation happens per process.
  */
-import type { ErrorObject, ValidateFunction } from "ajv";
-import { stateJsonSchema, type WorkingState } from "./schema.ts";
-
-let compiled: Promise<ValidateFunction> | undefined;
-
-async function validator(): Promise<ValidateFunction> {
-  compiled ??= (async () => {
-    const [{ default: Ajv2020 }, { default: addFormats }] = await Promise.all([import("ajv/dist/2020.js"), import("ajv-formats")]);
-    const ajv = new Ajv2020({ allErrors: true, strict: true });
-    addFormats(ajv);
-    return ajv.compile(stateJsonSchema());
-  })();
-  return compiled;
-}
+import type { ErrorObject } from "ajv";
+import validate from "./generated/state-validator.js";
+import type { WorkingState } from "./schema.ts";
 
 export type ValidationResult = { ok: true; state: WorkingState } | { ok: false; errors: string[] };
 
@@ -43,8 +33,7 @@ function describe(error: ErrorObject): string {
 }
 
 /** Validates `value`; errors read `<file>: <pointer>: <what was expected>`. */
-export async function validateState(value: unknown, file: string): Promise<ValidationResult> {
-  const validate = await validator();
+export function validateState(value: unknown, file: string): ValidationResult {
   if (validate(value)) return { ok: true, state: value as WorkingState };
   const errors = (validate.errors ?? []).map((e) => `${file}: ${describe(e)}`);
   return { ok: false, errors: [...new Set(errors)] };

@@ -7,7 +7,8 @@ import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { UsageError } from "../../errors.ts";
 import * as ops from "../../state/ops.ts";
-import { TASK_STATUSES, type TaskStatus, type WorkingState } from "../../state/schema.ts";
+import { TASK_STATUSES, type TaskStatus } from "../../state/empty-state.ts";
+import type { WorkingState } from "../../state/schema.ts";
 import { StateStore } from "../../state/store.ts";
 
 export type StateRequest =
