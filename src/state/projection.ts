@@ -85,8 +85,8 @@ function rankUnits(state: WorkingState): Unit[] {
   return [
     ...state.blockers.map((item): Unit => ({ kind: "blocker", item })),
     ...active.map((item): Unit => ({ kind: "task", item })),
-    ...Object.entries(state.conventions).map(([key, value]): Unit => ({ kind: "convention", key, value })),
     ...decisions.slice(0, PINNED_DECISIONS).map((item): Unit => ({ kind: "decision", item })),
+    ...Object.entries(state.conventions).map(([key, value]): Unit => ({ kind: "convention", key, value })),
     ...open.map((item): Unit => ({ kind: "task", item })),
     ...decisions.slice(PINNED_DECISIONS).map((item): Unit => ({ kind: "decision", item })),
   ];
@@ -106,8 +106,10 @@ function assemble(state: WorkingState, goal: string, now: string, kept: Readonly
   const inOrder = <T extends { id: string }>(items: readonly T[]) =>
     items.filter((i) => kept.has(i.id)).sort((a, b) => numericId(a.id) - numericId(b.id));
   const tasks = inOrder(state.tasks_open.filter((t) => t.status !== "done"));
-  const withNote = tasks.some((t) => t.note !== undefined);
   const blockers = inOrder(state.blockers);
+  // A blocked task's note usually repeats its blocker's text: say it once (seed 001: no content twice).
+  const noteOf = (t: Task) => (t.note !== undefined && blockers.some((b) => b.task === t.id && b.text === t.note) ? undefined : t.note);
+  const withNote = tasks.some((t) => noteOf(t) !== undefined);
   const withTask = blockers.some((b) => b.task !== undefined);
   // Rows of one array share their keys so TOON can use its compact tabular form.
   return {
@@ -119,7 +121,7 @@ function assemble(state: WorkingState, goal: string, now: string, kept: Readonly
       date: d.ts.slice(0, 10),
       ...(withWhy ? { why: d.why } : {}),
     })),
-    tasks_open: tasks.map((t) => ({ id: t.id, title: t.title, status: t.status, ...(withNote ? { note: t.note ?? "" } : {}) })),
+    tasks_open: tasks.map((t) => ({ id: t.id, title: t.title, status: t.status, ...(withNote ? { note: noteOf(t) ?? "" } : {}) })),
     blockers: blockers.map((b) => ({ id: b.id, text: b.text, ...(withTask ? { task: b.task ?? "" } : {}) })),
     conventions: Object.fromEntries(Object.entries(state.conventions).filter(([key]) => kept.has(`conventions.${key}`))),
   };
