@@ -2,8 +2,10 @@
  * The prompt projection of the working state: only what helps the next decision. Done tasks,
  * `schema_version`, `updated_at` and full timestamps are left out; dates are short (YYYY-MM-DD).
  * When the projection exceeds its cap (750 tokens by default, seed 001's quality rule), the least
- * useful items go first and `omitted` lists them: the decisions' `why`, then old decisions, then
- * open tasks not touched recently; goal, now, blockers and tasks in progress or blocked stay.
+ * useful go first and `omitted` lists them. Ranking, most useful first: blockers, tasks in progress
+ * or blocked (recent first), the 3 most recent decisions, conventions, open tasks (recent first),
+ * older decisions (recent first). The decisions' `why` goes before any item does. Goal and `now`
+ * always stay (cut at 600 characters).
  * Pure and synchronous: the caller supplies the token counter (exact, see src/prompt/tokens.ts).
  */
 import type { Blocker, Decision, Task, WorkingState } from "./schema.ts";
@@ -12,7 +14,7 @@ export const STATE_TOKEN_CAP = 750;
 export const STATE_TOKEN_FLOOR = 250;
 /** Goal and now longer than this are cut (and reported) so they cannot crowd out everything else. */
 const TEXT_FIELD_MAX_CHARS = 600;
-/** The most recent decisions are kept before any open task. */
+/** The most recent decisions rank before conventions and open tasks. */
 const PINNED_DECISIONS = 3;
 
 export interface ProjectedTask {
