@@ -1,0 +1,205 @@
+/**
+ * Every model failure becomes one `error` event whose message says what happened, against which
+ * server, and what to do next. Pure: no I/O, no SDK types (the client narrows SDK errors into the
+ * plain shapes below first).
+ */
+import type { ModelErrorKind, ModelStreamEvent } from "./types.ts";
+
+export type ModelErrorEvent = Extract<ModelStreamEvent, { type: "error" }>;
+
+/** What the API says about a failure: the `error` object of an HTTP body or a stream event. */
+export interface ApiErrorPayload {
+  code?: string | null;
+  type?: string | null;
+  message?: string | null;
+  param?: string | null;
+}
+
+export interface ErrorContext {
+  /** Base URL the client talks to, named in connection and server messages. */
+  baseURL: string;
+  model?: string;
+  /** Retries already spent when the error is final. */
+  retries?: number;
+  /** Path after the base URL named in HTTP error messages (default "/responses"). */
+  endpoint?: string;
+  /** True when no OPENAI_API_KEY was set and a placeholder key was sent to a custom base URL. */
+  keyIsPlaceholder?: boolean;
+}
+
+const KEY_HELP = "export OPENAI_API_KEY=<your key> (keys: https://platform.openai.com/api-keys)";
+
+function error(kind: ModelErrorKind, message: string, retryable: boolean, status?: number): ModelErrorEvent {
+  return status === undefined
+    ? { type: "error", kind, message, retryable }
+    : { type: "error", kind, message, status, retryable };
+}
+
+/** Reads an unknown `error` object (from JSON) into the payload shape; anything else gives {}. */
+export function toApiErrorPayload(value: unknown): ApiErrorPayload {
+  if (typeof value !== "object" || value === null) return {};
+  const record = value as Record<string, unknown>;
+  const text = (key: string): string | undefined =>
+    typeof record[key] === "string" ? (record[key] as string) : undefined;
+  return { code: text("code"), type: text("type"), message: text("message"), param: text("param") };
+}
+
+function detail(payload: ApiErrorPayload): string {
+  const message = payload.message?.trim();
+  return message ? message : "(the server gave no message)";
+}
+
+function retriesNote(ctx: ErrorContext): string {
+  const n = ctx.retries ?? 0;
+  return n > 0 ? ` after ${n} ${n === 1 ? "retry" : "retries"}` : "";
+}
+
+export function noApiKeyError(): ModelErrorEvent {
+  return error(
+    "no_api_key",
+    "OPENAI_API_KEY is not set; export it or set OPENAI_BASE_URL to a local Responses server",
+    false,
+  );
+}
+
+export function contextLengthError(payload: ApiErrorPayload, status?: number): ModelErrorEvent {
+  return error(
+    "context_length_exceeded",
+    `The request does not fit the model's context window (context_length_exceeded: ${detail(payload)}). ` +
+      "Compact the conversation and retry, or lower maxContextTokens in .valarmind/config.json.",
+    false,
+    status,
+  );
+}
+
+function isQuota(payload: ApiErrorPayload): boolean {
+  return payload.code === "insufficient_quota" || payload.type === "insufficient_quota";
+}
+
+/** An HTTP error status from `POST {baseURL}/responses` (or `/responses/input_tokens`). */
+export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorContext): ModelErrorEvent {
+  const where = `${ctx.baseURL}${ctx.endpoint ?? "/responses"}`;
+  const said = detail(payload);
+  if (payload.code === "context_length_exceeded") return contextLengthError(payload, status);
+  if (status === 401) {
+    const why = ctx.keyIsPlaceholder
+      ? "OPENAI_API_KEY is not set, so valarmind sent a placeholder key, and this server wants a real one"
+      : "the API key was rejected";
+    return error("auth", `HTTP 401 from ${where}: ${why} (${said}). Check the key: ${KEY_HELP}.`, false, status);
+  }
+  if (status === 403) {
+    return error(
+      "auth",
+      `HTTP 403 from ${where}: this key may not use ${ctx.model ? `model '${ctx.model}'` : "this model"} (${said}). ` +
+        "Check the project's model permissions, or choose another model in settings.model.",
+      false,
+      status,
+    );
+  }
+  if (status === 429 && isQuota(payload)) {
+    return error(
+      "quota",
+      `HTTP 429 insufficient_quota from ${where}: the account has no quota left (${said}). ` +
+        "Add credits at https://platform.openai.com/settings/organization/billing or use another key; retrying will not help.",
+      false,
+      status,
+    );
+  }
+  if (status === 429) {
+    return error(
+      "rate_limit",
+      `HTTP 429 rate limit from ${where}${retriesNote(ctx)} (${said}). Wait a minute and send the message again.`,
+      true,
+      status,
+    );
+  }
+  if (status >= 500) {
+    return error(
+      "server",
+      `HTTP ${status} from ${where}${retriesNote(ctx)}: the server failed (${said}). ` +
+        "It may be overloaded or down; try again later (https://status.openai.com).",
+      true,
+      status,
+    );
+  }
+  if (status === 404) {
+    return error(
+      "bad_request",
+      `HTTP 404 from ${where} (${said}). Check settings.model${ctx.model ? ` ('${ctx.model}')` : ""} and that the base URL ends in /v1.`,
+      false,
+      status,
+    );
+  }
+  const param = payload.param ? ` (param: ${payload.param})` : "";
+  return error(
+    "bad_request",
+    `HTTP ${status} from ${where}: the server refused the request${param}: ${said}. ` +
+      "Check settings.model and reasoningEffort; if they look right, this is a valarmind bug worth reporting.",
+    false,
+    status,
+  );
+}
+
+/** An `error` event or a `response.failed` inside a 200 stream. */
+export function streamFailure(payload: ApiErrorPayload): ModelErrorEvent {
+  const said = detail(payload);
+  switch (payload.code) {
+    case "context_length_exceeded":
+      return contextLengthError(payload);
+    case "insufficient_quota":
+      return error(
+        "quota",
+        `The response failed: insufficient_quota (${said}). Add credits or use another key; retrying will not help.`,
+        false,
+      );
+    case "rate_limit_exceeded":
+      return error(
+        "rate_limit",
+        `The response failed: rate_limit_exceeded (${said}). Wait a minute, or send a smaller request, then retry.`,
+        true,
+      );
+    case "server_error":
+    case "server_is_overloaded":
+    case "slow_down":
+      return error("server", `The response failed on the server (${payload.code}: ${said}). Try again shortly.`, true);
+    default: {
+      const code = payload.code ? `${payload.code}: ` : "";
+      return error("failed", `The response failed (${code}${said}). Send the message again or rephrase it.`, false);
+    }
+  }
+}
+
+/** `refused` means nothing listens at the address; other transport failures may be transient. */
+export function connectionError(cause: string, refused: boolean, ctx: ErrorContext): ModelErrorEvent {
+  const what = refused ? "connection refused" : cause;
+  return error(
+    "connection",
+    `Could not reach ${ctx.baseURL}${retriesNote(ctx)} (${what}). ` +
+      "Check that the server is running and that OPENAI_BASE_URL / settings.baseURL point at it.",
+    !refused,
+  );
+}
+
+export function streamCutError(eventsSeen: number, cause: string | undefined, ctx: ErrorContext): ModelErrorEvent {
+  const how = cause ? `: ${cause}` : "";
+  return error(
+    "stream_cut",
+    `The response stream from ${ctx.baseURL} ended before the response finished ` +
+      `(${eventsSeen} events, no response.completed${how}). The answer so far is incomplete; send the message again.`,
+    true,
+  );
+}
+
+export function abortedError(): ModelErrorEvent {
+  return error("aborted", "The request was cancelled before the model finished.", false);
+}
+
+export function unexpectedError(what: string, ctx: ErrorContext): ModelErrorEvent {
+  return error("failed", `The model client failed talking to ${ctx.baseURL}: ${what}.`, false);
+}
+
+/** A server's advice to wait longer than valarmind is willing to (e.g. Retry-After: 3600). */
+export function waitTooLongError(base: ModelErrorEvent, delayMs: number): ModelErrorEvent {
+  const seconds = Math.ceil(delayMs / 1000);
+  return { ...base, message: `${base.message} The server asks to wait ${seconds}s before retrying.` };
+}

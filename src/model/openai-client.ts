@@ -1,0 +1,234 @@
+/**
+ * The one module that imports `openai`, lazily, so the CLI starts fast. Streams a Responses API
+ * request and turns every outcome into `ModelStreamEvent`s; it never throws from `stream`.
+ *
+ * Retries are ours, not the SDK's (`maxRetries: 0` there): each wait is announced as a `retry`
+ * event and the abort signal cuts it short (docs/adr/0020-own-retries-not-sdk.md). Only failures
+ * before the stream starts are retried; once events flowed, a failure is reported, not replayed.
+ */
+import type OpenAI from "openai";
+import { ValarmindError } from "../errors.ts";
+import {
+  abortedError,
+  connectionError,
+  httpError,
+  noApiKeyError,
+  toApiErrorPayload,
+  unexpectedError,
+  waitTooLongError,
+  type ErrorContext,
+  type ModelErrorEvent,
+} from "./model-errors.ts";
+import {
+  abortableSleep,
+  decideRetry,
+  describeDelay,
+  DEFAULT_RETRY_TUNING,
+  type RetryInput,
+  type RetryTuning,
+} from "./retry-policy.ts";
+import { createStreamMapper } from "./stream-events.ts";
+import type { ModelClient, ModelRequest, ModelStreamEvent } from "./types.ts";
+
+type Sdk = typeof import("openai");
+
+export interface OpenAIClientOptions {
+  /** Undefined or empty: every call fails with `no_api_key`. */
+  apiKey: string | undefined;
+  /** e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1 */
+  baseURL: string;
+  /** Our retries after the first attempt (default 3). */
+  maxRetries?: number;
+  /** Per-request timeout of the SDK (default 10 minutes). */
+  timeoutMs?: number;
+  /** The key is a stand-in for a local server (changes the 401 message). */
+  keyIsPlaceholder?: boolean;
+  retry?: Partial<RetryTuning>;
+  /** Waits between retries; injectable so tests need not sleep. Must resolve early on abort. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+interface Loaded {
+  sdk: Sdk;
+  client: OpenAI;
+}
+
+/** A failed attempt: what decides a retry, and the error to report if we stop. */
+interface Failure {
+  retry: RetryInput;
+  report: (retries: number) => ModelErrorEvent;
+  label: string;
+}
+
+function causeChain(error: unknown): Array<{ code?: unknown; message?: unknown }> {
+  const chain: Array<{ code?: unknown; message?: unknown }> = [];
+  let current: unknown = error;
+  while (typeof current === "object" && current !== null && chain.length < 5) {
+    chain.push(current as { code?: unknown; message?: unknown });
+    current = (current as { cause?: unknown }).cause;
+  }
+  return chain;
+}
+
+function isRefused(error: unknown): boolean {
+  return causeChain(error).some((e) => e.code === "ECONNREFUSED" || e.code === "ConnectionRefused");
+}
+
+function innermostMessage(error: unknown): string {
+  const chain = causeChain(error);
+  const last = chain[chain.length - 1];
+  return typeof last?.message === "string" ? last.message : String(error);
+}
+
+function truncate(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
+  const baseURL = options.baseURL.replace(/\/+$/, "");
+  const apiKey = options.apiKey && options.apiKey.trim() !== "" ? options.apiKey : undefined;
+  const tuning: RetryTuning = {
+    ...DEFAULT_RETRY_TUNING,
+    ...options.retry,
+    ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+  };
+  const sleep = options.sleep ?? abortableSleep;
+  const ctxFor = (model: string, retries = 0): ErrorContext => ({
+    baseURL,
+    model,
+    retries,
+    keyIsPlaceholder: options.keyIsPlaceholder ?? false,
+  });
+
+  let loading: Promise<Loaded> | undefined;
+  const load = (key: string): Promise<Loaded> =>
+    (loading ??= import("openai").then((sdk) => ({
+      sdk,
+      client: new sdk.default({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 600_000 }),
+    })));
+
+  function classify(error: unknown, sdk: Sdk, model: string, endpoint?: string): Failure {
+    if (error instanceof sdk.APIConnectionError) {
+      const refused = isRefused(error);
+      const timedOut = error instanceof sdk.APIConnectionTimeoutError;
+      const cause = timedOut ? "request timed out" : truncate(innermostMessage(error));
+      return {
+        retry: { transient: !refused },
+        report: (retries) => connectionError(cause, refused, ctxFor(model, retries)),
+        label: refused ? "connection refused" : cause,
+      };
+    }
+    if (error instanceof sdk.APIError && typeof error.status === "number") {
+      const status = error.status;
+      const payload = toApiErrorPayload(error.error);
+      payload.message ??= truncate(error.message);
+      return {
+        retry: { status, code: payload.code, headers: error.headers },
+        report: (retries) => httpError(status, payload, { ...ctxFor(model, retries), endpoint }),
+        label: `HTTP ${status}${payload.code ? ` ${payload.code}` : ""}`,
+      };
+    }
+    const what = error instanceof Error ? error.message : String(error);
+    return { retry: {}, report: (retries) => unexpectedError(truncate(what), ctxFor(model, retries)), label: what };
+  }
+
+  async function* stream(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+    if (!apiKey) {
+      yield noApiKeyError();
+      return;
+    }
+    // Our own controller also ends the HTTP request when the consumer stops iterating early.
+    const local = new AbortController();
+    const combined = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
+    try {
+      let loaded: Loaded;
+      try {
+        loaded = await load(apiKey);
+      } catch (error) {
+        yield unexpectedError(`could not load the openai package (${String(error)})`, ctxFor(request.model));
+        return;
+      }
+      const { sdk, client } = loaded;
+      for (let retries = 0; ; retries++) {
+        if (combined.aborted) return yield abortedError();
+        let events: AsyncIterable<unknown>;
+        try {
+          events = await client.responses.create({ ...request, stream: true }, { signal: combined });
+        } catch (error) {
+          if (combined.aborted) return yield abortedError();
+          const failure = classify(error, sdk, request.model);
+          const decision = decideRetry(failure.retry, retries + 1, tuning);
+          if (!decision.retry) {
+            const final = failure.report(retries);
+            yield decision.reason === "wait_too_long" && decision.delayMs !== undefined
+              ? waitTooLongError(final, decision.delayMs)
+              : final;
+            return;
+          }
+          const why = decision.serverAsked ? `server asked to wait ${describeDelay(decision.delayMs)}` : "backoff";
+          yield { type: "retry", attempt: retries + 1, delayMs: decision.delayMs, reason: `${failure.label} (${why})` };
+          await sleep(decision.delayMs, combined);
+          continue;
+        }
+        yield* consume(events, sdk, request.model, combined);
+        return;
+      }
+    } finally {
+      local.abort();
+    }
+  }
+
+  async function* consume(
+    events: AsyncIterable<unknown>,
+    sdk: Sdk,
+    model: string,
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamEvent> {
+    const mapper = createStreamMapper(ctxFor(model));
+    let cause: string | undefined;
+    try {
+      for await (const raw of events) {
+        yield* mapper.push(raw);
+        if (mapper.finished) return;
+      }
+    } catch (error) {
+      const inStreamError =
+        error instanceof sdk.APIError && error.status === undefined && !(error instanceof sdk.APIConnectionError);
+      // The SDK throws on an SSE `error` event; hand its payload back to the mapper as that event.
+      if (inStreamError && !signal.aborted) {
+        yield* mapper.push({ type: "error", error: error.error ?? { message: error.message } });
+        return;
+      }
+      cause = truncate(innermostMessage(error));
+    }
+    // The SDK ends quietly when aborted; an unfinished stream then means the user cancelled.
+    if (signal.aborted && !mapper.finished) return yield abortedError();
+    yield* mapper.end(cause);
+  }
+
+  async function countInputTokens(request: ModelRequest, signal?: AbortSignal): Promise<number> {
+    if (!apiKey) throw new ValarmindError(noApiKeyError().message);
+    const { sdk, client } = await load(apiKey);
+    const body = {
+      model: request.model,
+      instructions: request.instructions,
+      input: request.input,
+      tools: request.tools,
+      ...(request.reasoning ? { reasoning: request.reasoning } : {}),
+    };
+    for (let retries = 0; ; retries++) {
+      try {
+        const result = await client.responses.inputTokens.count(body, signal ? { signal } : {});
+        return result.input_tokens;
+      } catch (error) {
+        if (signal?.aborted) throw new ValarmindError(abortedError().message, { cause: error });
+        const failure = classify(error, sdk, request.model, "/responses/input_tokens");
+        const decision = decideRetry(failure.retry, retries + 1, tuning);
+        if (!decision.retry) throw new ValarmindError(failure.report(retries).message, { cause: error });
+        await sleep(decision.delayMs, signal ?? new AbortController().signal);
+      }
+    }
+  }
+
+  return { stream, countInputTokens };
+}

@@ -1,0 +1,55 @@
+/**
+ * Records every call of a ModelClient to a JSONL file (one line per call, schema version 1), so a
+ * real conversation can be replayed deterministically by `replay-client.ts` (Gemini CLI style).
+ * Requests carry no API key, so nothing secret reaches the file.
+ */
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { ModelClient, ModelRequest, ModelStreamEvent } from "./types.ts";
+
+export const RECORDING_VERSION = 1;
+
+export type RecordedCall =
+  | {
+      v: 1;
+      method: "stream";
+      request: ModelRequest;
+      events: ModelStreamEvent[];
+      /** False when the consumer stopped iterating before the stream ended. */
+      complete: boolean;
+    }
+  | { v: 1; method: "countInputTokens"; request: ModelRequest; result: number }
+  | { v: 1; method: "countInputTokens"; request: ModelRequest; error: string };
+
+export function createRecordingClient(inner: ModelClient, file: string): ModelClient {
+  mkdirSync(dirname(file), { recursive: true });
+  // Synchronous appends keep lines whole and in call order.
+  const write = (call: RecordedCall): void => appendFileSync(file, `${JSON.stringify(call)}\n`);
+
+  async function* stream(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+    const events: ModelStreamEvent[] = [];
+    let complete = false;
+    try {
+      for await (const event of inner.stream(request, signal)) {
+        events.push(event);
+        yield event;
+      }
+      complete = true;
+    } finally {
+      write({ v: RECORDING_VERSION, method: "stream", request, events, complete });
+    }
+  }
+
+  async function countInputTokens(request: ModelRequest, signal?: AbortSignal): Promise<number> {
+    try {
+      const result = await inner.countInputTokens(request, signal);
+      write({ v: RECORDING_VERSION, method: "countInputTokens", request, result });
+      return result;
+    } catch (error) {
+      write({ v: RECORDING_VERSION, method: "countInputTokens", request, error: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+  }
+
+  return { stream, countInputTokens };
+}

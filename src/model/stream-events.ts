@@ -1,0 +1,242 @@
+/**
+ * Maps raw Responses API stream events (parsed SSE `data` JSON) to `ModelStreamEvent`s. Pure and
+ * SDK-free, so tests feed it the recorded fixture files directly.
+ *
+ * Invariants: the `text_delta`s concatenate to `completed.text` (a "\n\n" delta separates two
+ * assistant messages; when a server's `*.done` text extends what was streamed, the missing rest is
+ * emitted as a delta); each tool call yields `tool_call_start`, argument deltas, then `tool_call`;
+ * after a terminal event (`response.completed|incomplete|failed`, `error`) nothing more is emitted.
+ * Event kinds it does not know (`keepalive`, `content_part.*`, annotations, future kinds) are ignored.
+ */
+import { streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
+import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+/** `usage` of a response object → valarmind's Usage (missing details count as 0). */
+export function mapUsage(value: unknown): Usage | undefined {
+  if (!isObject(value)) return undefined;
+  const inputDetails = isObject(value.input_tokens_details) ? value.input_tokens_details : {};
+  const outputDetails = isObject(value.output_tokens_details) ? value.output_tokens_details : {};
+  return {
+    input: num(value.input_tokens),
+    cached: num(inputDetails.cached_tokens),
+    output: num(value.output_tokens),
+    reasoning: num(outputDetails.reasoning_tokens),
+  };
+}
+
+interface PendingCall {
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
+export interface StreamMapper {
+  /** Maps one raw event; returns the events to yield (often none). */
+  push(raw: unknown): ModelStreamEvent[];
+  /** The transport ended: a `stream_cut` error unless a terminal event was seen. */
+  end(cause?: string): ModelStreamEvent[];
+  /** A terminal event was seen. */
+  readonly finished: boolean;
+  /** Raw events pushed so far. */
+  readonly eventCount: number;
+}
+
+export function createStreamMapper(ctx: ErrorContext): StreamMapper {
+  let finished = false;
+  let eventCount = 0;
+  let responseId: string | undefined;
+  // Message text per output item, in order of first appearance.
+  const messages = new Map<string, string>();
+  const calls = new Map<string, PendingCall>(); // by output item id
+  const doneCalls: ToolCallRequest[] = [];
+  const doneCallIds = new Set<string>();
+  let reasoningKey: string | undefined;
+  let reasoningSeen = false;
+
+  const fullText = (): string => [...messages.values()].filter((t) => t !== "").join("\n\n");
+
+  function appendText(itemId: string, delta: string): ModelStreamEvent[] {
+    if (delta === "") return [];
+    const out: ModelStreamEvent[] = [];
+    const before = messages.get(itemId) ?? "";
+    if (before === "" && fullText() !== "") out.push({ type: "text_delta", delta: "\n\n" });
+    messages.set(itemId, before + delta);
+    out.push({ type: "text_delta", delta });
+    return out;
+  }
+
+  /** A `done` text: emit what the deltas missed when it extends them; it is authoritative either way. */
+  function settleText(itemId: string, text: string): ModelStreamEvent[] {
+    const before = messages.get(itemId) ?? "";
+    if (text.startsWith(before)) return appendText(itemId, text.slice(before.length));
+    messages.set(itemId, text);
+    return [];
+  }
+
+  function startCall(itemId: string, item: Json): ModelStreamEvent[] {
+    const callId = str(item.call_id) ?? itemId;
+    const name = str(item.name) ?? "";
+    if (calls.has(itemId) || doneCallIds.has(callId)) return [];
+    calls.set(itemId, { callId, name, arguments: str(item.arguments) ?? "" });
+    return [{ type: "tool_call_start", callId, name }];
+  }
+
+  function finishCall(itemId: string, item: Json): ModelStreamEvent[] {
+    const out = startCall(itemId, item);
+    const pending = calls.get(itemId);
+    if (!pending || doneCallIds.has(pending.callId)) return out;
+    const call: ToolCallRequest = {
+      callId: str(item.call_id) ?? pending.callId,
+      name: str(item.name) ?? pending.name,
+      arguments: str(item.arguments) ?? pending.arguments,
+    };
+    doneCallIds.add(call.callId);
+    doneCalls.push(call);
+    out.push({ type: "tool_call", call });
+    return out;
+  }
+
+  function messageText(item: Json): string {
+    const content = Array.isArray(item.content) ? item.content : [];
+    return content
+      .filter(isObject)
+      .filter((part) => part.type === "output_text" || part.type === "refusal")
+      .map((part) => str(part.text) ?? str(part.refusal) ?? "")
+      .join("");
+  }
+
+  function outputItemDone(item: Json): ModelStreamEvent[] {
+    const itemId = str(item.id) ?? `item_${calls.size + messages.size}`;
+    if (item.type === "function_call") return finishCall(itemId, item);
+    if (item.type === "message") return settleText(itemId, messageText(item));
+    return [];
+  }
+
+  function terminal(raw: Json, status: "completed" | "incomplete"): ModelStreamEvent[] {
+    const response = isObject(raw.response) ? raw.response : {};
+    const out: ModelStreamEvent[] = [];
+    // Catch up on output a server put only in the final response (no per-item events).
+    const output = Array.isArray(response.output) ? response.output.filter(isObject) : [];
+    for (const item of output) {
+      const unfinishedCall = item.type === "function_call" && (item.status === "incomplete" || item.status === "in_progress");
+      if (!unfinishedCall) out.push(...outputItemDone(item));
+    }
+    const details = isObject(response.incomplete_details) ? response.incomplete_details : {};
+    const reason = str(details.reason);
+    finished = true;
+    out.push({
+      type: "completed",
+      status,
+      ...(status === "incomplete" ? { incompleteReason: reason ?? "unknown" } : {}),
+      text: fullText(),
+      toolCalls: [...doneCalls],
+      usage: mapUsage(response.usage),
+      responseId: str(response.id) ?? responseId,
+    });
+    return out;
+  }
+
+  function reasoningDelta(raw: Json): ModelStreamEvent[] {
+    const delta = str(raw.delta) ?? "";
+    if (delta === "") return [];
+    const key = `${str(raw.item_id) ?? ""}/${num(raw.summary_index)}/${num(raw.content_index)}`;
+    const out: ModelStreamEvent[] = [];
+    if (reasoningSeen && key !== reasoningKey) out.push({ type: "reasoning_delta", delta: "\n\n" });
+    reasoningKey = key;
+    reasoningSeen = true;
+    out.push({ type: "reasoning_delta", delta });
+    return out;
+  }
+
+  function map(raw: Json): ModelStreamEvent[] {
+    const itemId = str(raw.item_id) ?? "";
+    switch (raw.type) {
+      case "response.created":
+      case "response.in_progress":
+        if (isObject(raw.response)) responseId = str(raw.response.id) ?? responseId;
+        return [];
+      case "response.output_text.delta":
+      case "response.refusal.delta":
+        return appendText(itemId, str(raw.delta) ?? "");
+      case "response.output_text.done":
+        // Later content parts of one message are settled by its output_item.done.
+        return num(raw.content_index) > 0 ? [] : settleText(itemId, str(raw.text) ?? "");
+      case "response.reasoning_summary_text.delta":
+      case "response.reasoning_text.delta":
+        return reasoningDelta(raw);
+      case "response.output_item.added":
+        if (isObject(raw.item) && raw.item.type === "function_call") return startCall(str(raw.item.id) ?? "", raw.item);
+        return [];
+      case "response.function_call_arguments.delta": {
+        const pending = calls.get(itemId);
+        const delta = str(raw.delta) ?? "";
+        if (!pending || delta === "") return [];
+        pending.arguments += delta;
+        return [{ type: "tool_call_arguments_delta", callId: pending.callId, delta }];
+      }
+      case "response.function_call_arguments.done": {
+        const pending = calls.get(itemId);
+        const args = str(raw.arguments);
+        if (pending && args !== undefined) pending.arguments = args;
+        return [];
+      }
+      case "response.output_item.done":
+        return isObject(raw.item) ? outputItemDone(raw.item) : [];
+      case "response.completed":
+        return terminal(raw, "completed");
+      case "response.incomplete":
+        return terminal(raw, "incomplete");
+      case "response.failed": {
+        const response = isObject(raw.response) ? raw.response : {};
+        finished = true;
+        return [streamFailure(toApiErrorPayload(response.error))];
+      }
+      case "error":
+        // Recorded streams nest the payload (`error: {code, message}`); the API reference puts it flat.
+        finished = true;
+        return [streamFailure(toApiErrorPayload(isObject(raw.error) ? raw.error : raw))];
+      default:
+        return [];
+    }
+  }
+
+  return {
+    push(raw) {
+      if (finished || !isObject(raw)) return [];
+      eventCount++;
+      return map(raw);
+    },
+    end(cause) {
+      if (finished) return [];
+      finished = true;
+      return [streamCutError(eventCount, cause, ctx)];
+    },
+    get finished() {
+      return finished;
+    },
+    get eventCount() {
+      return eventCount;
+    },
+  };
+}
+
+/** Maps a whole recorded stream (e.g. a fixture file's events) including the end-of-stream check. */
+export function mapStreamEvents(raws: Iterable<unknown>, ctx: ErrorContext): ModelStreamEvent[] {
+  const mapper = createStreamMapper(ctx);
+  const out: ModelStreamEvent[] = [];
+  for (const raw of raws) out.push(...mapper.push(raw));
+  out.push(...mapper.end());
+  return out;
+}
