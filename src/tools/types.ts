@@ -6,7 +6,7 @@
 export type ToolKind = "read" | "write" | "shell" | "memory";
 
 export interface ToolContext {
-  /** Absolute workspace root; every path argument is resolved and confined under it. */
+  /** Absolute workspace root (its real path); every path argument is resolved and confined under it. */
   root: string;
   signal: AbortSignal;
 }
@@ -19,7 +19,25 @@ export interface ToolResult {
   /** A unified diff for edits, shown in the UI and approval prompt. */
   diff?: string;
   isError: boolean;
+  /** For memory tools: what changed in the working state, one line ("goal: "" → "ship v1""). */
+  memoryChange?: string;
 }
+
+/**
+ * A mutating call worked out but not yet applied, so the approval prompt shows exactly what will
+ * happen (the diff is computed before anything is written).
+ */
+export interface PreparedCall {
+  ready: true;
+  /** The kind that decides approval for this call (a decision that also writes an ADR is a write). */
+  kind: ToolKind;
+  description: string;
+  diff?: string;
+  apply(): Promise<ToolResult>;
+}
+
+/** `prepare` either returns a call ready to apply or a result that ends the call (an error). */
+export type Preparation = PreparedCall | { ready: false; result: ToolResult };
 
 export interface Tool<Args = Record<string, unknown>> {
   name: string;
@@ -27,7 +45,38 @@ export interface Tool<Args = Record<string, unknown>> {
   kind: ToolKind;
   /** JSON Schema (draft 2020-12) for the arguments object. */
   parameters: Record<string, unknown>;
+  /**
+   * Argument names that hold workspace paths. The registry confines them (no `..`, absolute or
+   * symlink escapes) and hands `execute`/`prepare` the resolved absolute paths.
+   */
+  pathArgs?: readonly string[];
   /** A one-line description of what a call would do, for approval prompts ("edit src/a.ts"). */
   describe(args: Args): string;
+  /** Mutating tools compute their change here without applying it; the registry asks, then applies. */
+  prepare?(args: Args, ctx: ToolContext): Promise<Preparation>;
   execute(args: Args, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** What one registry call produced: for the model, the UI and the transcript. */
+export interface ToolCallOutcome {
+  callId: string;
+  name: string;
+  /** The one-line target ("edit src/a.ts"), also used for `tool_call_start`. */
+  target: string;
+  /** Goes back to the model as the function_call_output and into the prompt summary; truncated. */
+  forModel: string;
+  /** One line for the UI. */
+  summary: string;
+  /** The full, untruncated result, for the session transcript. */
+  raw: string;
+  diff?: string;
+  isError: boolean;
+  /** True when approval was refused (by the user, or headless policy); nothing was executed. */
+  denied: boolean;
+  /** Time spent executing the tool (approval wait excluded). */
+  durationMs: number;
+  /** Set when central truncation cut the output. */
+  truncated?: { cutBytes: number; cutLines: number };
+  /** Set when a memory tool changed the working state. */
+  memoryChange?: string;
 }

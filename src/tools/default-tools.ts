@@ -1,0 +1,38 @@
+/** The tool set valarmind offers the model, in the order the model sees it (stable for caching). */
+import type { Settings } from "../config/settings-schema.ts";
+import { createEditFileTool } from "./edit-file.ts";
+import { createGrepTool, type GrepToolOptions } from "./grep.ts";
+import { createListFilesTool } from "./list-files.ts";
+import { createRecordDecisionTool } from "./memory-decision.ts";
+import type { MemoryStore } from "./memory-store.ts";
+import { createSetConventionTool, createSetGoalTool, createSetNowTool, createTaskTool } from "./memory-tools.ts";
+import { createReadFileTool } from "./read-file.ts";
+import { createRunShellTool } from "./run-shell.ts";
+import type { Tool } from "./types.ts";
+import { createWriteFileTool } from "./write-file.ts";
+
+export interface DefaultToolOptions {
+  settings: Pick<Settings, "shellTimeoutMs">;
+  /** Called when a memory tool runs (not when specs are listed), so offline use needs no store. */
+  memoryStore: () => MemoryStore;
+  grep?: GrepToolOptions;
+}
+
+/** A tool of any argument type; the registry validates arguments against its schema before calling. */
+export type AnyTool = Tool<Record<string, unknown>>;
+
+export function createDefaultTools(options: DefaultToolOptions): AnyTool[] {
+  return [
+    createReadFileTool(),
+    createListFilesTool(),
+    createGrepTool(options.grep),
+    createEditFileTool(),
+    createWriteFileTool(),
+    createRunShellTool({ timeoutMs: options.settings.shellTimeoutMs }),
+    createSetGoalTool(options.memoryStore),
+    createSetNowTool(options.memoryStore),
+    createTaskTool(options.memoryStore),
+    createRecordDecisionTool(options.memoryStore),
+    createSetConventionTool(options.memoryStore),
+  ];
+}

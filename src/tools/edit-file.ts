@@ -1,0 +1,116 @@
+/** edit_file: exact old→new replacement; the match must be unique unless replace_all is set. */
+import { relative } from "node:path";
+import { toolText } from "./descriptions.ts";
+import { applyPlannedText, currentText, toolError } from "./file-change.ts";
+import { fileDiff } from "./file-diff.ts";
+import type { Preparation, Tool, ToolResult } from "./types.ts";
+
+export type EditFileArgs = { path: string; old_string: string; new_string: string; replace_all?: boolean };
+
+const MAX_LISTED_LINES = 10;
+
+/** Start offsets of the non-overlapping occurrences of `needle`. */
+function occurrences(haystack: string, needle: string): number[] {
+  const found: number[] = [];
+  let at = haystack.indexOf(needle);
+  while (at >= 0) {
+    found.push(at);
+    at = haystack.indexOf(needle, at + needle.length);
+  }
+  return found;
+}
+
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+/** A hint for a failed match: the first line where old_string's first line appears ignoring whitespace. */
+function nearMiss(text: string, oldString: string): string {
+  const first = oldString.split("\n").find((l) => l.trim() !== "")?.trim();
+  if (first === undefined) return "";
+  const lines = text.split("\n");
+  const index = lines.findIndex((l) => l.trim() === first);
+  return index >= 0 ? ` Its first line appears at line ${index + 1} with different indentation or surrounding text; read the file and copy the text exactly.` : "";
+}
+
+function fail(forModel: string, summary: string): Preparation {
+  return { ready: false, result: toolError(forModel, summary) };
+}
+
+export function createEditFileTool(): Tool<EditFileArgs> {
+  async function prepare(args: EditFileArgs, root: string): Promise<Preparation> {
+    const rel = relative(root, args.path);
+    if (args.old_string === "") return fail("old_string is empty. To create a file or replace all of it, use write_file.", `${rel}: empty old_string`);
+    if (args.old_string === args.new_string) return fail("old_string and new_string are identical; there is nothing to change.", `${rel}: no change`);
+    const current = await currentText(args.path, rel);
+    if (!current.exists) return fail(`${rel} does not exist. Use write_file to create it.`, `${rel}: not found`);
+    if ("problem" in current) return fail(`${current.problem}; edit_file only edits text files.`, `${rel}: cannot edit`);
+    const before = current.text;
+    let oldString = args.old_string;
+    let newString = args.new_string;
+    let at = occurrences(before, oldString);
+    // The model writes "\n"; a file with CRLF endings still matches, and keeps its endings.
+    if (at.length === 0 && before.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r\n")) {
+      oldString = oldString.replaceAll("\n", "\r\n");
+      newString = newString.replaceAll("\n", "\r\n");
+      at = occurrences(before, oldString);
+    }
+    if (at.length === 0) {
+      return fail(`old_string was not found in ${rel} (0 matches); nothing was changed.${nearMiss(before, args.old_string)}`, `${rel}: old_string not found`);
+    }
+    if (at.length > 1 && !args.replace_all) {
+      const lines = at.slice(0, MAX_LISTED_LINES).map((o) => lineOf(before, o));
+      const more = at.length > MAX_LISTED_LINES ? ", …" : "";
+      return fail(
+        `old_string matches ${at.length} times in ${rel} (at lines ${lines.join(", ")}${more}); nothing was changed. Include more surrounding lines to make it unique, or set replace_all: true to change every occurrence.`,
+        `${rel}: old_string matches ${at.length} times`,
+      );
+    }
+    const after = args.replace_all ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
+    const diff = fileDiff(rel, before, after);
+    const count = args.replace_all ? at.length : 1;
+    return {
+      ready: true,
+      kind: "write",
+      description: `edit ${rel}${count > 1 ? ` (${count} replacements)` : ""}`,
+      diff: diff.text,
+      async apply(): Promise<ToolResult> {
+        const failed = await applyPlannedText(args.path, rel, before, after);
+        if (failed) return failed;
+        const where = at.slice(0, MAX_LISTED_LINES).map((o) => lineOf(before, o)).join(", ");
+        return {
+          forModel: `Edited ${rel}: ${count} replacement${count > 1 ? "s" : ""} at line${count > 1 ? "s" : ""} ${where} (+${diff.added} −${diff.removed} lines).`,
+          summary: `edited ${rel} (+${diff.added} −${diff.removed})`,
+          diff: diff.text,
+          isError: false,
+        };
+      },
+    };
+  }
+
+  return {
+    name: "edit_file",
+    description: toolText("edit_file"),
+    kind: "write",
+    pathArgs: ["path"],
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", minLength: 1, description: "file to edit, relative to the workspace root" },
+        old_string: { type: "string", description: "exact text to replace, including whitespace; must match once unless replace_all" },
+        new_string: { type: "string", description: "replacement text" },
+        replace_all: { type: ["boolean", "null"], description: "replace every occurrence; null for false" },
+      },
+      required: ["path", "old_string", "new_string"],
+      additionalProperties: false,
+    },
+    describe: (args) => `edit ${args.path}`,
+    prepare: (args, ctx) => prepare(args, ctx.root),
+    async execute(args, ctx) {
+      const prepared = await prepare(args, ctx.root);
+      return prepared.ready ? prepared.apply() : prepared.result;
+    },
+  };
+}

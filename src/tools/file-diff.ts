@@ -1,0 +1,26 @@
+/** Unified diffs of a file change (the `diff` package), with +/- line counts for summaries. */
+import { FILE_HEADERS_ONLY, createTwoFilesPatch, structuredPatch } from "diff";
+
+export interface FileDiff {
+  text: string;
+  added: number;
+  removed: number;
+}
+
+/** `before` undefined means the file is new (diffed against /dev/null). */
+export function fileDiff(rel: string, before: string | undefined, after: string): FileDiff {
+  const oldName = before === undefined ? "/dev/null" : `a/${rel}`;
+  const text = createTwoFilesPatch(oldName, `b/${rel}`, before ?? "", after, undefined, undefined, {
+    context: 3,
+    headerOptions: FILE_HEADERS_ONLY,
+  });
+  let added = 0;
+  let removed = 0;
+  for (const hunk of structuredPatch(oldName, rel, before ?? "", after).hunks) {
+    for (const line of hunk.lines) {
+      if (line.startsWith("+")) added++;
+      else if (line.startsWith("-")) removed++;
+    }
+  }
+  return { text, added, removed };
+}

@@ -1,0 +1,130 @@
+/**
+ * The two search back ends of the grep tool: ripgrep (when on PATH) and a JS fallback over the
+ * same .gitignore-aware walk. Both yield the same matches in the same order (files sorted by name
+ * per directory, lines ascending), so the tool's output does not depend on which one ran.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { relative } from "node:path";
+import { looksBinary } from "./read-file.ts";
+import { walkFiles } from "./file-walk.ts";
+
+export interface GrepQuery {
+  pattern: string;
+  /** Absolute file or directory inside the root. */
+  target: string;
+  /** Filter on paths relative to `target` (see `globMatcher`). */
+  matchesGlob: (relToTarget: string) => boolean;
+  caseInsensitive: boolean;
+  literal: boolean;
+}
+
+export interface GrepMatch {
+  rel: string;
+  line: number;
+  text: string;
+}
+
+/** Files larger than this are skipped by both back ends. */
+export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+export class GrepPatternError extends Error {}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+function compile(query: GrepQuery): RegExp {
+  const source = query.literal ? escapeRegExp(query.pattern) : query.pattern;
+  try {
+    return new RegExp(source, query.caseInsensitive ? "i" : "");
+  } catch (error) {
+    throw new GrepPatternError(`invalid regular expression /${query.pattern}/: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function relToTarget(query: GrepQuery, abs: string): string {
+  return relative(query.target, abs).split("\\").join("/");
+}
+
+export async function* searchWithJs(rootReal: string, query: GrepQuery, signal: AbortSignal): AsyncGenerator<GrepMatch> {
+  const regex = compile(query);
+  const info = await stat(query.target);
+  const files = info.isDirectory()
+    ? walkFiles(rootReal, query.target, signal)
+    : (async function* () {
+        yield { abs: query.target, rel: relative(rootReal, query.target).split("\\").join("/"), isSymlink: false };
+      })();
+  for await (const file of files) {
+    if (signal.aborted) return;
+    // ripgrep does not follow symlinks during a walk either.
+    if (file.isSymlink) continue;
+    if (info.isDirectory() && !query.matchesGlob(relToTarget(query, file.abs))) continue;
+    const size = (await stat(file.abs)).size;
+    if (size > GREP_MAX_FILE_BYTES) continue;
+    const bytes = await readFile(file.abs);
+    if (looksBinary(bytes)) continue;
+    const lines = bytes.toString("utf8").split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      const text = (lines[i] ?? "").replace(/\r$/, "");
+      if (regex.test(text)) yield { rel: file.rel, line: i + 1, text };
+    }
+  }
+}
+
+function ripgrepArgs(rg: string, query: GrepQuery): string[] {
+  const args = [rg, "--json", "--sort", "path", "--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global"];
+  args.push("--max-filesize", String(GREP_MAX_FILE_BYTES));
+  for (const skipped of [".git", "node_modules", ".valarmind"]) args.push("--glob", `!${skipped}`);
+  if (query.caseInsensitive) args.push("--ignore-case");
+  if (query.literal) args.push("--fixed-strings");
+  args.push("--regexp", query.pattern, "--", query.target);
+  return args;
+}
+
+type RgEvent = { type: string; data?: { path?: { text?: string }; lines?: { text?: string }; line_number?: number } };
+
+function parseRgLine(line: string): RgEvent | undefined {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === "object" && parsed !== null ? (parsed as RgEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `rg --json` and yields its matches; a bad pattern (exit 2) becomes a GrepPatternError. */
+export async function* searchWithRipgrep(rootReal: string, rg: string, query: GrepQuery, signal: AbortSignal): AsyncGenerator<GrepMatch> {
+  const info = await stat(query.target);
+  const proc = Bun.spawn(ripgrepArgs(rg, query), { cwd: rootReal, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const stop = (): void => proc.kill();
+  signal.addEventListener("abort", stop, { once: true });
+  const stderr = new Response(proc.stderr).text();
+  try {
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for await (const chunk of proc.stdout) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let newline = buffered.indexOf("\n");
+      while (newline >= 0) {
+        const event = parseRgLine(buffered.slice(0, newline));
+        buffered = buffered.slice(newline + 1);
+        newline = buffered.indexOf("\n");
+        const path = event?.data?.path?.text;
+        const text = event?.data?.lines?.text;
+        const lineNumber = event?.data?.line_number;
+        // Matches in binary files carry base64 `bytes` instead of `text`: skipped, like the fallback.
+        if (event?.type !== "match" || path === undefined || text === undefined || lineNumber === undefined) continue;
+        if (info.isDirectory() && !query.matchesGlob(relToTarget(query, path))) continue;
+        yield { rel: relative(rootReal, path).split("\\").join("/"), line: lineNumber, text: text.replace(/\r?\n$/, "") };
+      }
+    }
+    const code = await proc.exited;
+    if (code === 2 && !signal.aborted) {
+      const message = (await stderr).trim();
+      if (/regex parse error|error parsing/i.test(message)) throw new GrepPatternError(`invalid regular expression /${query.pattern}/: ${message}`);
+      // Exit 2 also covers unreadable files, which do not stop the search; anything else is reported.
+      if (!/Permission denied|No such file/i.test(message)) throw new Error(`ripgrep failed: ${message}`);
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+    if (proc.exitCode === null) proc.kill();
+  }
+}

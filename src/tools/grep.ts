@@ -1,0 +1,95 @@
+/** grep: regex (or literal) search over workspace files; ripgrep when on PATH, else a JS fallback. */
+import { relative } from "node:path";
+import { toolText } from "./descriptions.ts";
+import { GrepPatternError, searchWithJs, searchWithRipgrep, type GrepMatch, type GrepQuery } from "./grep-search.ts";
+import { globMatcher } from "./list-files.ts";
+import type { Tool } from "./types.ts";
+
+export type GrepArgs = {
+  pattern: string;
+  path?: string;
+  glob?: string;
+  case_insensitive?: boolean;
+  literal?: boolean;
+  max_results?: number;
+};
+
+export interface GrepToolOptions {
+  /** Use the JS search even when ripgrep is installed (tests, or a broken rg). */
+  forceFallback?: boolean;
+  /** Path of the rg binary; defaults to `Bun.which("rg")`. */
+  rgPath?: string;
+}
+
+export const GREP_DEFAULT_CAP = 100;
+export const GREP_MAX_CAP = 1000;
+const MAX_LINE_CHARS = 300;
+
+const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+export function formatMatch(match: GrepMatch): string {
+  const text = match.text.length > MAX_LINE_CHARS ? `${match.text.slice(0, MAX_LINE_CHARS)} [… line cut]` : match.text;
+  return `${match.rel}:${match.line}: ${text}`;
+}
+
+export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
+  const rg = options.forceFallback ? undefined : (options.rgPath ?? Bun.which("rg") ?? undefined);
+  return {
+    name: "grep",
+    description: toolText("grep"),
+    kind: "read",
+    pathArgs: ["path"],
+    parameters: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", minLength: 1, description: "regular expression (or literal text with literal: true)" },
+        path: { type: ["string", "null"], description: "file or directory to search, relative to the workspace root; null for the root" },
+        glob: { type: ["string", "null"], description: 'only files matching this glob, e.g. "*.ts" (any depth) or "src/**/*.ts"; null for all' },
+        case_insensitive: { type: ["boolean", "null"], description: "match regardless of case; null for false" },
+        literal: { type: ["boolean", "null"], description: "treat pattern as literal text, not a regex; null for false" },
+        max_results: { type: ["integer", "null"], minimum: 1, maximum: GREP_MAX_CAP, description: `cap on matching lines shown; null for ${GREP_DEFAULT_CAP}` },
+      },
+      required: ["pattern"],
+      additionalProperties: false,
+    },
+    describe: (args) => `grep /${args.pattern}/ in ${args.path ?? "."}${args.glob ? ` (${args.glob})` : ""}`,
+    async execute(args, ctx) {
+      const target = args.path ?? ctx.root;
+      const shown = relative(ctx.root, target) || ".";
+      const query: GrepQuery = {
+        pattern: args.pattern,
+        target,
+        matchesGlob: globMatcher(args.glob),
+        caseInsensitive: args.case_insensitive ?? false,
+        literal: args.literal ?? false,
+      };
+      const cap = args.max_results ?? GREP_DEFAULT_CAP;
+      const shownLines: string[] = [];
+      const files = new Set<string>();
+      let total = 0;
+      try {
+        const matches = rg ? searchWithRipgrep(ctx.root, rg, query, ctx.signal) : searchWithJs(ctx.root, query, ctx.signal);
+        for await (const match of matches) {
+          total++;
+          files.add(match.rel);
+          if (shownLines.length < cap) shownLines.push(formatMatch(match));
+        }
+      } catch (error) {
+        if (error instanceof GrepPatternError) return { forModel: `Error: ${error.message}`, summary: `grep: invalid pattern`, isError: true };
+        if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") {
+          return { forModel: `Error: ${shown} does not exist.`, summary: `grep ${shown}: not found`, isError: true };
+        }
+        throw error;
+      }
+      if (ctx.signal.aborted) return { forModel: "Aborted.", summary: "grep: aborted", isError: true };
+      const what = `/${args.pattern}/ under ${shown}${args.glob ? ` (${args.glob})` : ""}`;
+      if (total === 0) return { forModel: `No matches for ${what}.`, summary: `grep ${what}: no matches`, isError: false };
+      const footer = total > cap ? `\n(${total} matching lines in ${files.size} files; showing the first ${cap} — narrow with path, glob or a more specific pattern)` : "";
+      return {
+        forModel: shownLines.join("\n") + footer,
+        summary: `grep ${what}: ${plural(total, "match", "matches")} in ${plural(files.size, "file", "files")}`,
+        isError: false,
+      };
+    },
+  };
+}

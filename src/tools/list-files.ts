@@ -1,0 +1,65 @@
+/** list_files: files under a directory, .gitignore-aware, optionally filtered by a glob, capped. */
+import { stat } from "node:fs/promises";
+import { basename, relative } from "node:path";
+import { toolText } from "./descriptions.ts";
+import { walkFiles } from "./file-walk.ts";
+import type { Tool } from "./types.ts";
+
+export type ListFilesArgs = { path?: string; glob?: string; max_results?: number };
+
+export const LIST_FILES_DEFAULT_CAP = 500;
+export const LIST_FILES_MAX_CAP = 5000;
+
+/** A glob without "/" matches file names at any depth (like `find -name`); one with "/" matches the path. */
+export function globMatcher(pattern: string | undefined): (relToBase: string) => boolean {
+  if (pattern === undefined || pattern === "") return () => true;
+  const glob = new Bun.Glob(pattern);
+  return pattern.includes("/") ? (p) => glob.match(p) : (p) => glob.match(basename(p));
+}
+
+export function createListFilesTool(): Tool<ListFilesArgs> {
+  return {
+    name: "list_files",
+    description: toolText("list_files"),
+    kind: "read",
+    pathArgs: ["path"],
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: ["string", "null"], description: "directory relative to the workspace root; null for the root" },
+        glob: { type: ["string", "null"], description: 'glob such as "**/*.test.ts" (relative to path) or "*.md" (any depth); null for all files' },
+        max_results: { type: ["integer", "null"], minimum: 1, maximum: LIST_FILES_MAX_CAP, description: `cap on listed files; null for ${LIST_FILES_DEFAULT_CAP}` },
+      },
+      required: [],
+      additionalProperties: false,
+    },
+    describe: (args) => `list ${args.path ?? "."}${args.glob ? ` ${args.glob}` : ""}`,
+    async execute(args, ctx) {
+      const dir = args.path ?? ctx.root;
+      const shown = relative(ctx.root, dir) || ".";
+      let info;
+      try {
+        info = await stat(dir);
+      } catch {
+        return { forModel: `Error: ${shown} does not exist.`, summary: `${shown}: not found`, isError: true };
+      }
+      if (!info.isDirectory()) {
+        return { forModel: `${shown} is a file, not a directory.`, summary: `${shown}: a file`, isError: false };
+      }
+      const cap = args.max_results ?? LIST_FILES_DEFAULT_CAP;
+      const matches = globMatcher(args.glob);
+      const listed: string[] = [];
+      let total = 0;
+      for await (const entry of walkFiles(ctx.root, dir, ctx.signal)) {
+        if (!matches(relative(dir, entry.abs).split("\\").join("/"))) continue;
+        total++;
+        if (listed.length < cap) listed.push(entry.isSymlink ? `${entry.rel} (symlink)` : entry.rel);
+      }
+      if (ctx.signal.aborted) return { forModel: "Aborted.", summary: `list ${shown}: aborted`, isError: true };
+      const what = `${args.glob ? `matching ${args.glob} ` : ""}under ${shown}`;
+      if (total === 0) return { forModel: `No files ${what} (ignored paths are skipped).`, summary: `list ${shown}: 0 files`, isError: false };
+      const footer = total > cap ? `\n(${total} files ${what}; showing the first ${cap} — narrow with path or glob)` : "";
+      return { forModel: listed.join("\n") + footer, summary: `list ${shown}: ${total} files`, isError: false };
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * Memory tools for the model: set the goal and what is being done now, keep tasks, set
+ * conventions. They change only `.valarmind/memory/state.json`, through the state store (locked,
+ * validated, atomic), and say what changed. They need no approval (docs/adr/0030).
+ */
+import { addTask, blockTask, completeTask, setConvention, setGoal, setNow, unsetConvention, updateTask, type TaskFields } from "../state/ops.ts";
+import { TASK_STATUSES } from "../state/schema.ts";
+import { toolText } from "./descriptions.ts";
+import { applyMemoryOp, describeTasks, type MemoryStore } from "./memory-store.ts";
+import type { Tool, ToolResult } from "./types.ts";
+
+export type SetGoalArgs = { goal: string };
+export type SetNowArgs = { now: string };
+export type SetConventionArgs = { name: string; rule?: string };
+export type TaskArgs = {
+  action: "add" | "update" | "done" | "block";
+  id?: string;
+  title?: string;
+  status?: (typeof TASK_STATUSES)[number];
+  note?: string;
+  reason?: string;
+  files?: string[];
+};
+
+export function createSetGoalTool(store: () => MemoryStore): Tool<SetGoalArgs> {
+  return {
+    name: "memory_set_goal",
+    description: toolText("memory_set_goal"),
+    kind: "memory",
+    parameters: {
+      type: "object",
+      properties: { goal: { type: "string", description: "the project's current objective, one sentence; empty to clear" } },
+      required: ["goal"],
+      additionalProperties: false,
+    },
+    describe: () => "set the goal",
+    execute: (args) => applyMemoryOp(store(), (s) => setGoal(s, args.goal), "Call memory_set_goal again."),
+  };
+}
+
+export function createSetNowTool(store: () => MemoryStore): Tool<SetNowArgs> {
+  return {
+    name: "memory_set_now",
+    description: toolText("memory_set_now"),
+    kind: "memory",
+    parameters: {
+      type: "object",
+      properties: { now: { type: "string", description: "what is being done right now, one sentence; empty to clear" } },
+      required: ["now"],
+      additionalProperties: false,
+    },
+    describe: () => "set what is being done now",
+    execute: (args) => applyMemoryOp(store(), (s) => setNow(s, args.now), "Call memory_set_now again."),
+  };
+}
+
+export function createSetConventionTool(store: () => MemoryStore): Tool<SetConventionArgs> {
+  return {
+    name: "memory_set_convention",
+    description: toolText("memory_set_convention"),
+    kind: "memory",
+    parameters: {
+      type: "object",
+      properties: {
+        name: { type: "string", minLength: 1, description: 'short name of the convention, e.g. "tests" or "imports"' },
+        rule: { type: ["string", "null"], description: "the rule, one sentence; null or empty to remove the convention" },
+      },
+      required: ["name"],
+      additionalProperties: false,
+    },
+    describe: (args) => `set convention ${args.name}`,
+    execute(args) {
+      const remove = args.rule === undefined || args.rule.trim() === "";
+      return applyMemoryOp(
+        store(),
+        (s) => (remove ? unsetConvention(s, args.name) : setConvention(s, args.name, args.rule ?? "")),
+        "Check the convention's name in the working state and call memory_set_convention again.",
+      );
+    },
+  };
+}
+
+function missing(field: string, action: string): ToolResult {
+  return {
+    forModel: `Error: memory_task with action "${action}" needs "${field}". Call memory_task again with it.`,
+    summary: `memory_task ${action}: missing ${field}`,
+    isError: true,
+  };
+}
+
+export function createTaskTool(store: () => MemoryStore): Tool<TaskArgs> {
+  return {
+    name: "memory_task",
+    description: toolText("memory_task"),
+    kind: "memory",
+    parameters: {
+      type: "object",
+      properties: {
+        action: { type: "string", enum: ["add", "update", "done", "block"], description: "add a task, update one, mark one done, or mark one blocked" },
+        id: { type: ["string", "null"], description: 'task id such as "T-3" (update, done, block); null for add' },
+        title: { type: ["string", "null"], description: "task title (required for add; a new title for update)" },
+        status: { type: ["string", "null"], enum: [...TASK_STATUSES, null], description: "new status (add, update)" },
+        note: { type: ["string", "null"], description: "progress note (add, update); empty string clears it" },
+        reason: { type: ["string", "null"], description: "why the task is blocked (required for block)" },
+        files: { type: ["array", "null"], items: { type: "string" }, description: "files the task touches (add, update)" },
+      },
+      required: ["action"],
+      additionalProperties: false,
+    },
+    describe: (args) => `${args.action} task${args.id ? ` ${args.id}` : ""}${args.title ? `: ${args.title}` : ""}`,
+    async execute(args) {
+      const s = store();
+      const fields: TaskFields = {};
+      if (args.title !== undefined) fields.title = args.title;
+      if (args.status !== undefined) fields.status = args.status;
+      if (args.note !== undefined) fields.note = args.note;
+      if (args.files !== undefined) fields.files = args.files;
+      const tasks = describeTasks((await s.read()).state);
+      const retry = `${tasks} Call memory_task again with a valid id.`;
+      switch (args.action) {
+        case "add":
+          if (args.title === undefined) return missing("title", "add");
+          return applyMemoryOp(s, (st) => addTask(st, args.title ?? "", fields), "Call memory_task again with a title.");
+        case "update":
+          if (args.id === undefined) return missing("id", "update");
+          return applyMemoryOp(s, (st) => updateTask(st, args.id ?? "", fields), retry);
+        case "done":
+          if (args.id === undefined) return missing("id", "done");
+          return applyMemoryOp(s, (st) => completeTask(st, args.id ?? ""), retry);
+        case "block":
+          if (args.id === undefined) return missing("id", "block");
+          if (args.reason === undefined) return missing("reason", "block");
+          return applyMemoryOp(s, (st) => blockTask(st, args.id ?? "", args.reason ?? ""), retry);
+      }
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/** read_file: a text file's lines with line numbers, optionally a range; binary files are refused. */
+import { readFile, stat } from "node:fs/promises";
+import { relative } from "node:path";
+import { toolText } from "./descriptions.ts";
+import type { Tool, ToolResult } from "./types.ts";
+
+export type ReadFileArgs = { path: string; start_line?: number; end_line?: number };
+
+export interface ReadFileLimits {
+  /** Files larger than this are refused (use grep or a range via run_shell). */
+  maxBytes: number;
+  /** Lines returned when no end_line is given. */
+  maxLines: number;
+  /** Longer lines are cut, with a marker. */
+  maxLineChars: number;
+}
+
+export const READ_FILE_LIMITS: ReadFileLimits = { maxBytes: 5 * 1024 * 1024, maxLines: 2000, maxLineChars: 2000 };
+
+const error = (forModel: string, summary: string): ToolResult => ({ forModel, summary, isError: true });
+
+/** A NUL byte in the first 8 KiB is how git and ripgrep recognise binary files too. */
+export function looksBinary(bytes: Uint8Array): boolean {
+  return bytes.subarray(0, 8192).includes(0);
+}
+
+function formatLines(lines: string[], first: number, maxLineChars: number): string {
+  const width = String(first + lines.length - 1).length;
+  return lines
+    .map((line, i) => {
+      const text = line.length > maxLineChars ? `${line.slice(0, maxLineChars)} [… line cut: ${line.length - maxLineChars} more characters]` : line;
+      return `${String(first + i).padStart(width, " ")}\t${text}`;
+    })
+    .join("\n");
+}
+
+export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): Tool<ReadFileArgs> {
+  return {
+    name: "read_file",
+    description: toolText("read_file"),
+    kind: "read",
+    pathArgs: ["path"],
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", minLength: 1, description: "file path relative to the workspace root" },
+        start_line: { type: ["integer", "null"], minimum: 1, description: "first line to read (1-based); null for the start" },
+        end_line: { type: ["integer", "null"], minimum: 1, description: "last line to read, inclusive; null for the default window" },
+      },
+      required: ["path"],
+      additionalProperties: false,
+    },
+    describe: (args) => `read ${args.path}${args.start_line || args.end_line ? ` lines ${args.start_line ?? 1}-${args.end_line ?? "…"}` : ""}`,
+    async execute(args, ctx) {
+      const rel = relative(ctx.root, args.path) || ".";
+      let info;
+      try {
+        info = await stat(args.path);
+      } catch {
+        return error(`Error: ${rel} does not exist. Use list_files or grep to find the right path.`, `${rel}: not found`);
+      }
+      if (info.isDirectory()) return error(`Error: ${rel} is a directory; use list_files to see its contents.`, `${rel}: is a directory`);
+      if (info.size > limits.maxBytes) {
+        return error(
+          `Error: ${rel} is ${info.size} bytes, over the ${limits.maxBytes}-byte cap of read_file. Use grep to find the lines you need, or run_shell with sed -n 'A,Bp'.`,
+          `${rel}: too large (${info.size} bytes)`,
+        );
+      }
+      const bytes = await readFile(args.path);
+      if (looksBinary(bytes)) {
+        return error(`Error: ${rel} is a binary file (${bytes.length} bytes); its content is not shown.`, `${rel}: binary file, not shown`);
+      }
+      const text = bytes.toString("utf8");
+      if (text === "") return { forModel: `(${rel} is empty)`, summary: `read ${rel} (empty)`, isError: false };
+      const lines = text.replace(/\r?\n$/, "").split(/\r?\n/);
+      const total = lines.length;
+      const start = args.start_line ?? 1;
+      if (start > total) {
+        return error(`Error: start_line ${start} is past the end of ${rel}, which has ${total} lines.`, `${rel}: start_line past end`);
+      }
+      if (args.end_line !== undefined && args.end_line < start) {
+        return error(`Error: end_line ${args.end_line} is before start_line ${start}.`, `${rel}: empty line range`);
+      }
+      const end = Math.min(total, args.end_line ?? start + limits.maxLines - 1);
+      const body = formatLines(lines.slice(start - 1, end), start, limits.maxLineChars);
+      const partial = start > 1 || end < total;
+      const footer = end < total ? `\n(showing lines ${start}-${end} of ${total}; call read_file with start_line ${end + 1} to continue)` : "";
+      return {
+        forModel: body + footer,
+        summary: `read ${rel} (${partial ? `lines ${start}-${end} of ${total}` : total === 1 ? "1 line" : `${total} lines`})`,
+        isError: false,
+      };
+    },
+  };
+}

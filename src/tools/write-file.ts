@@ -1,0 +1,64 @@
+/** write_file: create or overwrite a file (parent directories created); a diff when overwriting. */
+import { relative } from "node:path";
+import { toolText } from "./descriptions.ts";
+import { applyPlannedText, currentText, toolError } from "./file-change.ts";
+import { fileDiff } from "./file-diff.ts";
+import type { Preparation, Tool, ToolResult } from "./types.ts";
+
+export type WriteFileArgs = { path: string; content: string };
+
+export function createWriteFileTool(): Tool<WriteFileArgs> {
+  async function prepare(args: WriteFileArgs, root: string): Promise<Preparation> {
+    const rel = relative(root, args.path);
+    const current = await currentText(args.path, rel);
+    if (current.exists && "problem" in current) {
+      return { ready: false, result: toolError(`${current.problem}; write_file only writes text files.`, `${rel}: cannot write`) };
+    }
+    const before = current.exists && "text" in current ? current.text : undefined;
+    if (before === args.content) {
+      return { ready: false, result: { forModel: `${rel} already has exactly this content; nothing was written.`, summary: `${rel}: unchanged`, isError: false } };
+    }
+    const diff = fileDiff(rel, before, args.content);
+    const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length;
+    const verb = before === undefined ? "create" : "overwrite";
+    return {
+      ready: true,
+      kind: "write",
+      description: `${verb} ${rel} (${lines} lines)`,
+      diff: diff.text,
+      async apply(): Promise<ToolResult> {
+        const failed = await applyPlannedText(args.path, rel, before, args.content);
+        if (failed) return failed;
+        const what = before === undefined ? `Created ${rel} (${lines} lines)` : `Overwrote ${rel} (+${diff.added} −${diff.removed} lines)`;
+        return {
+          forModel: `${what}.`,
+          summary: before === undefined ? `created ${rel} (${lines} lines)` : `wrote ${rel} (+${diff.added} −${diff.removed})`,
+          diff: diff.text,
+          isError: false,
+        };
+      },
+    };
+  }
+
+  return {
+    name: "write_file",
+    description: toolText("write_file"),
+    kind: "write",
+    pathArgs: ["path"],
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", minLength: 1, description: "file to create or overwrite, relative to the workspace root" },
+        content: { type: "string", description: "the complete new content of the file" },
+      },
+      required: ["path", "content"],
+      additionalProperties: false,
+    },
+    describe: (args) => `write ${args.path}`,
+    prepare: (args, ctx) => prepare(args, ctx.root),
+    async execute(args, ctx) {
+      const prepared = await prepare(args, ctx.root);
+      return prepared.ready ? prepared.apply() : prepared.result;
+    },
+  };
+}
