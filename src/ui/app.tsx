@@ -1,0 +1,213 @@
+/**
+ * The REPL layout: finished items in <Static> (the terminal's own scrollback), the live turn,
+ * any prompt that owns the keyboard (approval, session picker), the input editor and the status
+ * line. It only renders what the controller reports and forwards what the user asks for.
+ */
+import { Box, Static, Text, useApp, useWindowSize } from "ink";
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import type { ChatController, SessionListing, StatusSnapshot } from "../agent/controller.ts";
+import type { ApprovalDecision } from "../agent/events.ts";
+import { ApprovalPrompt } from "./approval/approval-prompt.tsx";
+import { PromptInput } from "./input/prompt-input.tsx";
+import { SessionPicker } from "./sessions/session-picker.tsx";
+import { parseSlash } from "./slash/parse-slash.ts";
+import { commandCatalog, helpOutput, resolveAlias } from "./slash/slash-catalog.ts";
+import { useCommandRunner } from "./slash/use-command-runner.ts";
+import { StatusLine } from "./status/status-line.tsx";
+import { useTheme } from "./theme-context.tsx";
+import { initialReplState, replReducer, type ReplState } from "./transcript/repl-reducer.ts";
+import { TranscriptItemView } from "./transcript/transcript-item-view.tsx";
+import type { NewItem } from "./transcript/transcript-items.ts";
+import { LiveTurnView } from "./turn/live-turn-view.tsx";
+import { useTurnRunner } from "./turn/use-turn-runner.ts";
+
+export interface AppProps {
+  controller: ChatController;
+  /** Sent as the first message once the app is up (`valarmind chat "..."`). */
+  initialPrompt?: string;
+  /** Milliseconds text deltas are gathered per render; 0 renders each delta (tests). */
+  frameMs?: number;
+  /** Called once when the user leaves (after ink's own exit). */
+  onExit?: () => void;
+}
+
+/** Rows kept for the input, the status line and the working indicator below a live answer. */
+const RESERVED_ROWS = 10;
+
+function startupState(status: StatusSnapshot): ReplState {
+  const items: NewItem[] = [
+    { kind: "banner", model: status.model, sessionId: status.sessionId },
+    ...status.warnings.map((text): NewItem => ({ kind: "notice", tone: "warning", text })),
+  ];
+  return items.reduce((state, item) => replReducer(state, { type: "append", item }), initialReplState);
+}
+
+export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProps) {
+  const theme = useTheme();
+  const { exit } = useApp();
+  const { columns, rows } = useWindowSize();
+  const [status, setStatus] = useState<StatusSnapshot>(() => controller.status());
+  const [state, dispatch] = useReducer(replReducer, status, startupState);
+  const [history, setHistory] = useState<readonly string[]>([]);
+  const [queue, setQueue] = useState<Array<{ text: string; display: string }>>([]);
+  const [exitArmed, setExitArmed] = useState(false);
+  const [picker, setPicker] = useState<SessionListing[] | undefined>(undefined);
+  const shownWarnings = useRef(new Set(status.warnings));
+  const catalog = useMemo(() => commandCatalog(controller.commands()), [controller]);
+  const width = Math.max(20, columns - 2);
+
+  const notify = useCallback((tone: "warning" | "error", text: string, hint?: string) => {
+    dispatch({ type: "append", item: { kind: "notice", tone, text, ...(hint === undefined ? {} : { hint }) } });
+  }, []);
+
+  const refreshStatus = useCallback(() => setStatus(controller.status()), [controller]);
+  const afterWork = useCallback(() => {
+    const next = controller.status();
+    setStatus(next);
+    for (const warning of next.warnings) {
+      if (shownWarnings.current.has(warning)) continue;
+      shownWarnings.current.add(warning);
+      notify("warning", warning);
+    }
+  }, [controller, notify]);
+
+  const turn = useTurnRunner(controller, dispatch, frameMs, refreshStatus, afterWork);
+  const command = useCommandRunner(controller, dispatch, catalog, afterWork);
+  const busy = turn.running || command.running !== undefined;
+
+  const leave = useCallback(() => {
+    turn.abort();
+    onExit?.();
+    exit();
+  }, [turn, exit, onExit]);
+
+  const approval = state.live?.approval;
+  const answerApproval = useCallback(
+    (decision: ApprovalDecision) => {
+      if (!approval) return;
+      dispatch({ type: "approval_answered", callId: approval.callId, decision });
+      approval.respond(decision);
+    },
+    [approval],
+  );
+
+  const interruptTurn = useCallback(() => {
+    // The core is waiting on the approval; answer it so the turn can wind down.
+    if (approval) answerApproval({ kind: "deny", note: "The user interrupted the turn." });
+    turn.abort();
+  }, [approval, answerApproval, turn]);
+
+  const dispatchInput = useCallback(
+    (text: string, display: string) => {
+      const slash = parseSlash(text);
+      if (!slash) return turn.start(text, display);
+      const name = resolveAlias(slash.name);
+      const line = display.trim();
+      if (name === "resume" && slash.args === "") {
+        controller.listSessions().then(
+          (sessions) => (sessions.length > 0 ? setPicker(sessions) : notify("warning", "No earlier sessions in this repository.")),
+          (error: unknown) => notify("error", `Could not list sessions: ${error instanceof Error ? error.message : String(error)}`),
+        );
+        return;
+      }
+      command.run(name, slash.args, line);
+    },
+    [turn, command, controller, notify],
+  );
+
+  const submit = useCallback(
+    (text: string, display: string) => {
+      controller.appendHistory?.(text).catch((error: unknown) =>
+        notify("warning", `Could not save the prompt history: ${error instanceof Error ? error.message : String(error)}`),
+      );
+      const slash = parseSlash(text);
+      const name = slash ? resolveAlias(slash.name) : undefined;
+      if (name === "exit") return leave();
+      if (name === "help") {
+        dispatch({ type: "append", item: { kind: "command", command: display.trim(), output: helpOutput(catalog) } });
+        return;
+      }
+      if (busy) {
+        setQueue((items) => [...items, { text, display }]);
+        return;
+      }
+      dispatchInput(text, display);
+    },
+    [controller, notify, leave, catalog, busy, dispatchInput],
+  );
+
+  useEffect(() => {
+    if (busy || queue.length === 0) return;
+    const [next, ...rest] = queue;
+    setQueue(rest);
+    if (next) dispatchInput(next.text, next.display);
+  }, [busy, queue, dispatchInput]);
+
+  useEffect(() => {
+    controller.loadHistory?.().then(setHistory, (error: unknown) =>
+      notify("warning", `Could not load the prompt history: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    if (initialPrompt !== undefined && initialPrompt.trim() !== "") submit(initialPrompt, initialPrompt);
+    // Once at startup: a later render must not resend the first prompt.
+  }, []);
+
+  const completePath = useCallback((prefix: string) => controller.completePath(prefix), [controller]);
+  const onCompletionError = useCallback((message: string) => notify("warning", message), [notify]);
+
+  const onInterrupt = useCallback(() => {
+    if (turn.running) return interruptTurn();
+    if (busy) return;
+    if (exitArmed) return leave();
+    setExitArmed(true);
+  }, [turn.running, interruptTurn, busy, exitArmed, leave]);
+
+  const hint = exitArmed
+    ? "Press Ctrl+C again to exit"
+    : queue.length > 0
+      ? `${queue.length} message(s) queued; sent when the current turn ends`
+      : undefined;
+
+  return (
+    <Box flexDirection="column">
+      <Static items={state.items}>{(item) => <TranscriptItemView key={item.id} item={item} width={width} />}</Static>
+      {state.live && <LiveTurnView live={state.live} width={width} maxTextLines={Math.max(4, rows - RESERVED_ROWS)} />}
+      {command.running !== undefined && <Text>{theme.dim(`running ${command.running} …`)}</Text>}
+      {approval && (
+        <ApprovalPrompt
+          key={approval.callId}
+          approval={approval}
+          maxDiffLines={Math.max(4, rows - 14)}
+          onAnswer={answerApproval}
+          onInterrupt={interruptTurn}
+        />
+      )}
+      {picker && (
+        <SessionPicker
+          sessions={picker}
+          onCancel={() => setPicker(undefined)}
+          onChoose={(session) => {
+            setPicker(undefined);
+            command.run("resume", session.id, `/resume ${session.id}`);
+          }}
+        />
+      )}
+      <Box marginTop={1}>
+        <PromptInput
+          active={!approval && !picker}
+          busy={turn.running}
+          history={history}
+          commands={catalog}
+          completePath={completePath}
+          onSubmit={submit}
+          onInterrupt={onInterrupt}
+          onEscape={() => (turn.running ? interruptTurn() : undefined)}
+          onEof={leave}
+          onActivity={() => setExitArmed(false)}
+          onError={onCompletionError}
+          hint={hint}
+        />
+      </Box>
+      <StatusLine status={status} />
+    </Box>
+  );
+}

@@ -1,0 +1,174 @@
+import { Box, Text, useInput, usePaste } from "ink";
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { CommandInfo } from "../slash/slash-catalog.ts";
+import { useTheme } from "../theme-context.tsx";
+import { applyCompletion } from "./completion.ts";
+import { CompletionMenu } from "./completion-menu.tsx";
+import * as edit from "./editor-buffer.ts";
+import { EditorView } from "./editor-view.tsx";
+import { keyAction, type EditorCommand } from "./key-action.ts";
+import { addChip, chipEndingAt, expandChips, shouldChip, type PasteStore } from "./paste-chips.ts";
+import { historyCursor, historyNext, historyPrevious, historyPush, type HistoryCursor } from "./prompt-history.ts";
+import { useCompletion } from "./use-completion.ts";
+
+export interface PromptInputProps {
+  /** False while another prompt (an approval, a picker) owns the keyboard. */
+  active: boolean;
+  busy: boolean;
+  /** Saved history, oldest first; the editor starts browsing from its end. */
+  history: readonly string[];
+  commands: readonly CommandInfo[];
+  completePath: (prefix: string) => Promise<string[]>;
+  /** `text` has pasted chips expanded; `display` is what the editor showed. */
+  onSubmit: (text: string, display: string) => void;
+  /** Ctrl+C during a turn or on an empty prompt. */
+  onInterrupt: () => void;
+  /** Esc with no completion menu to close. */
+  onEscape: () => void;
+  /** Ctrl+D on an empty prompt. */
+  onEof: () => void;
+  /** Any other key: the app disarms its "press Ctrl+C again" state. */
+  onActivity: () => void;
+  onError: (message: string) => void;
+  hint: string | undefined;
+}
+
+const PLACEHOLDER = "Ask anything · / for commands · @ for files";
+
+interface EditorState {
+  buffer: edit.EditorBuffer;
+  pastes: PasteStore;
+  history: HistoryCursor;
+  selected: number;
+  /** The text for which the user closed the completion menu with Esc. */
+  dismissedText: string | undefined;
+}
+
+export function PromptInput(props: PromptInputProps) {
+  const theme = useTheme();
+  const initial: EditorState = {
+    buffer: edit.emptyBuffer,
+    pastes: new Map(),
+    history: historyCursor(props.history),
+    selected: 0,
+    dismissedText: undefined,
+  };
+  const [state, setState] = useState<EditorState>(initial);
+  // Keys can arrive several per tick (fast typing, unbracketed paste): each must see the last edit.
+  const latest = useRef<EditorState>(initial);
+  const update = useCallback((patch: Partial<EditorState>) => {
+    latest.current = { ...latest.current, ...patch };
+    setState(latest.current);
+  }, []);
+  const completion = useCompletion(state.buffer, props.commands, props.completePath, props.onError);
+
+  useEffect(() => update({ history: historyCursor(props.history) }), [props.history, update]);
+  useEffect(() => update({ selected: 0 }), [completion.context?.kind, completion.context?.query, update]);
+
+  const menuFor = (current: EditorState) => {
+    const open =
+      completion.context !== undefined && completion.items.length > 0 && current.dismissedText !== current.buffer.text;
+    const chosen = open ? completion.items[Math.min(current.selected, completion.items.length - 1)] : undefined;
+    return { open, chosen };
+  };
+
+  const run = (command: EditorCommand) => {
+    const s = latest.current;
+    const { buffer, pastes } = s;
+    const menu = menuFor(s);
+    const setBuffer = (next: edit.EditorBuffer) => update({ buffer: next });
+    const acceptCompletion = () => {
+      if (menu.chosen && completion.context) setBuffer(applyCompletion(buffer, completion.context, menu.chosen.value));
+    };
+    const browseHistory = (direction: "up" | "down") => {
+      const step = direction === "up" ? historyPrevious(s.history, buffer.text) : historyNext(s.history);
+      if (step) update({ history: step.cursor, buffer: edit.bufferOf(step.text) });
+    };
+    if (command.type !== "interrupt") props.onActivity();
+    switch (command.type) {
+      case "insert":
+        return setBuffer(edit.insertText(buffer, command.text));
+      case "newline":
+        return setBuffer(edit.insertText(buffer, "\n"));
+      case "submit": {
+        if (menu.chosen && completion.context && menu.chosen.value !== completion.context.query) {
+          return acceptCompletion();
+        }
+        // A trailing backslash is the portable "new line" for terminals that send Enter for every chord.
+        if (buffer.cursor === buffer.text.length && buffer.text.endsWith("\\")) {
+          return setBuffer(edit.insertText(edit.deleteBackward(buffer), "\n"));
+        }
+        const text = expandChips(buffer.text, pastes);
+        if (text.trim() === "") return;
+        update({ buffer: edit.emptyBuffer, pastes: new Map(), history: historyPush(s.history, text) });
+        return props.onSubmit(text, buffer.text);
+      }
+      case "backspace":
+        return setBuffer(edit.deleteBackward(buffer, chipEndingAt(buffer.text, buffer.cursor, pastes)?.length));
+      case "delete":
+        return setBuffer(edit.deleteForward(buffer));
+      case "left":
+        return setBuffer(edit.moveLeft(buffer));
+      case "right":
+        return setBuffer(edit.moveRight(buffer));
+      case "home":
+        return setBuffer(edit.moveLineStart(buffer));
+      case "end":
+        return setBuffer(edit.moveLineEnd(buffer));
+      case "up": {
+        if (menu.open) return update({ selected: Math.max(0, s.selected - 1) });
+        const moved = edit.moveUp(buffer);
+        return moved ? setBuffer(moved) : browseHistory("up");
+      }
+      case "down": {
+        if (menu.open) return update({ selected: Math.min(completion.items.length - 1, s.selected + 1) });
+        const moved = edit.moveDown(buffer);
+        return moved ? setBuffer(moved) : browseHistory("down");
+      }
+      case "kill_start":
+        return setBuffer(edit.killToLineStart(buffer));
+      case "kill_end":
+        return setBuffer(edit.killToLineEnd(buffer));
+      case "delete_word":
+        return setBuffer(edit.deleteWordBackward(buffer));
+      case "tab":
+        return acceptCompletion();
+      case "escape":
+        if (menu.open) return update({ dismissedText: buffer.text });
+        return props.onEscape();
+      case "interrupt":
+        if (!props.busy && buffer.text !== "") return update({ buffer: edit.emptyBuffer, pastes: new Map() });
+        return props.onInterrupt();
+      case "eof":
+        if (buffer.text === "") return props.onEof();
+        return setBuffer(edit.deleteForward(buffer));
+      case "ignore":
+        return;
+    }
+  };
+
+  useInput((input, key) => run(keyAction(input, key)), { isActive: props.active });
+
+  usePaste(
+    (pasted) => {
+      props.onActivity();
+      const { buffer, pastes } = latest.current;
+      const text = pasted.replace(/\r\n?/g, "\n");
+      if (!shouldChip(text)) return update({ buffer: edit.insertText(buffer, text) });
+      const chip = addChip(text, pastes);
+      update({ pastes: chip.store, buffer: edit.insertText(buffer, chip.label) });
+    },
+    { isActive: props.active },
+  );
+
+  const menu = menuFor(state);
+  return (
+    <Box flexDirection="column">
+      <EditorView buffer={state.buffer} chips={[...state.pastes.keys()]} placeholder={PLACEHOLDER} focused={props.active} />
+      {menu.open && (
+        <CompletionMenu items={completion.items} selected={Math.min(state.selected, completion.items.length - 1)} />
+      )}
+      {props.hint !== undefined && <Text>{theme.dim(props.hint)}</Text>}
+    </Box>
+  );
+}

@@ -1,0 +1,46 @@
+import { Box, Text, useInput } from "ink";
+import { useState } from "react";
+import type { SessionListing } from "../../agent/controller.ts";
+import { keyAction } from "../input/key-action.ts";
+import { useTheme } from "../theme-context.tsx";
+
+const MAX_ROWS = 8;
+
+interface SessionPickerProps {
+  sessions: readonly SessionListing[];
+  onChoose: (session: SessionListing) => void;
+  onCancel: () => void;
+}
+
+/** `/resume` without an id: pick an earlier session of this repository. */
+export function SessionPicker({ sessions, onChoose, onCancel }: SessionPickerProps) {
+  const theme = useTheme();
+  const [selected, setSelected] = useState(0);
+  useInput((input, key) => {
+    const command = keyAction(input, key);
+    if (command.type === "up") setSelected((index) => Math.max(0, index - 1));
+    else if (command.type === "down") setSelected((index) => Math.min(sessions.length - 1, index + 1));
+    else if (command.type === "escape" || command.type === "interrupt") onCancel();
+    else if (command.type === "submit") {
+      const session = sessions[selected];
+      if (session) onChoose(session);
+    }
+  });
+  const first = Math.max(0, Math.min(selected - MAX_ROWS + 1, sessions.length - MAX_ROWS));
+  return (
+    <Box flexDirection="column" borderStyle="round" paddingX={1}>
+      <Text>{theme.bold("Resume a session")}</Text>
+      {sessions.slice(first, first + MAX_ROWS).map((session, index) => {
+        const active = first + index === selected;
+        const line = `${session.startedAt}  ${String(session.turns).padStart(3)} turn(s)  ${session.firstMessage}`;
+        return (
+          <Text key={session.id} wrap="truncate-end">
+            {active ? theme.accent("› ") : "  "}
+            {active ? theme.bold(line) : line}
+          </Text>
+        );
+      })}
+      <Text>{theme.dim("↑/↓ Enter resumes · Esc cancels")}</Text>
+    </Box>
+  );
+}

@@ -1,0 +1,44 @@
+/** Pure formatting for the status line, so its figures can be tested without rendering. */
+import type { StatusSnapshot } from "../../agent/controller.ts";
+
+export function formatTokens(count: number): string {
+  if (count < 1000) return String(count);
+  if (count < 10_000) return `${(count / 1000).toFixed(1)}k`;
+  if (count < 1_000_000) return `${Math.round(count / 1000)}k`;
+  return `${(count / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatPercent(share: number): string {
+  return `${Math.round(Math.min(1, Math.max(0, share)) * 100)}%`;
+}
+
+/** A bar of `cells` cells: how full the prompt budget is. */
+export function budgetBar(used: number, budget: number, cells: number): { filled: string; empty: string; share: number } {
+  const share = budget > 0 ? Math.min(1, Math.max(0, used / budget)) : 0;
+  const count = Math.round(share * cells);
+  return { filled: "█".repeat(count), empty: "░".repeat(cells - count), share };
+}
+
+export interface StatusFields {
+  model: string;
+  prompt: string;
+  share: number;
+  cached: string;
+  session: string;
+  approvals: string;
+  goal: string;
+  now: string;
+}
+
+export function statusFields(status: StatusSnapshot): StatusFields {
+  return {
+    model: status.model,
+    prompt: `${formatTokens(status.promptTokens)}/${formatTokens(status.budgetTokens)}`,
+    share: status.budgetTokens > 0 ? status.promptTokens / status.budgetTokens : 0,
+    cached: status.cachedShare === undefined ? "–" : formatPercent(status.cachedShare),
+    session: formatTokens(status.sessionTokens),
+    approvals: status.approvals,
+    goal: status.goal.trim() === "" ? "(no goal set: /goal TEXT)" : status.goal,
+    now: status.now.trim(),
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * What the REPL shows, as plain data. Finished items go to ink's <Static> (the terminal's own
+ * scrollback); the live turn holds the items still changing.
+ */
+import type { ApprovalDecision } from "../../agent/events.ts";
+import type { CommandOutput } from "../../agent/controller.ts";
+
+export type ToolStatus = "running" | "awaiting_approval" | "done" | "error" | "denied";
+
+export interface ToolRowData {
+  callId: string;
+  name: string;
+  target: string;
+  status: ToolStatus;
+  summary?: string;
+  diff?: string;
+  /** How the user answered an approval for this call, if one was asked. */
+  decision?: ApprovalDecision["kind"];
+}
+
+export type NoticeTone = "info" | "warning" | "error";
+
+export type TurnStopReason = "completed" | "incomplete" | "error" | "aborted" | "max_steps";
+
+export type TranscriptItem =
+  | { kind: "banner"; id: string; model: string; sessionId: string }
+  | { kind: "user"; id: string; text: string }
+  | { kind: "markdown"; id: string; source: string; gapBefore: boolean }
+  | { kind: "tool"; id: string; tool: ToolRowData }
+  | { kind: "notice"; id: string; tone: NoticeTone; text: string; hint?: string }
+  | { kind: "command"; id: string; command: string; output: CommandOutput }
+  | { kind: "turn_stop"; id: string; reason: Exclude<TurnStopReason, "completed"> };
+
+/** Item payloads before the reducer gives them an id. */
+export type NewItem = TranscriptItem extends unknown ? DistributiveOmitId<TranscriptItem> : never;
+type DistributiveOmitId<T> = T extends unknown ? Omit<T, "id"> : never;
+
+export interface PendingApproval {
+  callId: string;
+  name: string;
+  description: string;
+  diff?: string;
+  respond: (decision: ApprovalDecision) => void;
+}
+
+export interface LiveTurn {
+  turn: number | undefined;
+  /** Items not yet moved to <Static>, in order (a running tool row holds back what follows it). */
+  pending: TranscriptItem[];
+  /** Markdown of the current answer not yet settled into blocks. */
+  openText: string;
+  /** Whether the current text run already produced a block (for spacing between blocks). */
+  textRunStarted: boolean;
+  /** Characters of answer text streamed this turn. */
+  streamedChars: number;
+  approval: PendingApproval | undefined;
+  retry: { attempt: number; delayMs: number; reason: string } | undefined;
+  /** The tail of the model's reasoning summary, shown dimmed while it thinks. */
+  reasoning: string;
+}
+
+export function isSettledTool(tool: ToolRowData): boolean {
+  return tool.status === "done" || tool.status === "error" || tool.status === "denied";
+}
