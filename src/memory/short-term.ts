@@ -1,0 +1,210 @@
+/**
+ * Short-term memory of one session: the conversation window, the rolling summary, the working
+ * set and the touched files/symbols. Rebuilt from the transcript on resume; the agent feeds it
+ * as turns end and persists what it returns.
+ *
+ *   const memory = ShortTermMemory.fromRecords(read.records, { ...settings, countTokens });
+ *   // each model call: buildRequest({ memory: memory.view(), ... }) → built
+ *   session.append(memory.apply(built.changes));            // budget folds / evictions, if any
+ *   // turn end:
+ *   memory.endTurn(turn);                                   // window + touched files
+ *   const fold = await memory.slide(summarizer, signal);    // window over SHORT_BUFFER_TURNS?
+ *   if (fold) session.append(fold);
+ *   const ws = memory.workingSetRecord(turn.turn); if (ws) session.append(ws);
+ */
+import type { NewRecord, TranscriptRecord } from "../session/transcript-schema.ts";
+import { foldTurns, type RollingSummary, type Summarizer } from "./summary.ts";
+import { TouchedEntities, type TouchedEntity } from "./touched.ts";
+import type { Turn } from "./turn.ts";
+import { ConversationWindow } from "./window.ts";
+import { WorkingSet, type WorkingSetEvent, type WorkingSetItem } from "./working-set.ts";
+import type { OverflowPolicy } from "./working-set-policy.ts";
+
+export type MemoryEvent =
+  | WorkingSetEvent
+  | { type: "window_folded"; fromTurn: number; throughTurn: number; reason: "window_full" | "budget"; summarizer: string };
+
+export interface ShortTermOptions {
+  shortBufferTurns: number;
+  windowBlockTurns: number;
+  workingSetTokens: number;
+  overflowPolicy: OverflowPolicy;
+  /** Exact count, or a strict upper bound, for working-set items added without a count. */
+  countTokens: (text: string) => number;
+}
+
+/** What the prompt builder reads (never mutates). */
+export interface MemoryView {
+  summary: RollingSummary | undefined;
+  turns: readonly Turn[];
+  workingSet: readonly WorkingSetItem[];
+  overflowPolicy: OverflowPolicy;
+  touchedFiles: readonly TouchedEntity[];
+  touchedSymbols: readonly TouchedEntity[];
+  /** Memory events since the last build, for the manifest. */
+  events: readonly MemoryEvent[];
+}
+
+/** What a build changed to fit the budget; `ShortTermMemory.apply` makes it real. */
+export interface MemoryChanges {
+  /** The window's oldest turns through `throughTurn` were folded into `summary`. */
+  fold?: { summary: RollingSummary; throughTurn: number; summarizer: string };
+  /** The working set after budget evictions (or condensing), when it changed. */
+  workingSet?: { items: WorkingSetItem[]; events: WorkingSetEvent[] };
+}
+
+export class ShortTermMemory {
+  readonly window: ConversationWindow;
+  readonly workingSet: WorkingSet;
+  readonly touched = new TouchedEntities();
+  summary: RollingSummary | undefined;
+  /** The highest turn number seen. */
+  lastTurn = 0;
+  /** A turn whose user message reached the transcript but which never ended; the agent may retry it. */
+  pending: Turn | undefined;
+  private events: MemoryEvent[] = [];
+  private workingSetDirty = false;
+
+  constructor(options: ShortTermOptions) {
+    this.window = new ConversationWindow(options);
+    this.workingSet = new WorkingSet({
+      budgetTokens: options.workingSetTokens,
+      policy: options.overflowPolicy,
+      countTokens: options.countTokens,
+    });
+    this.workingSet.on((event) => {
+      this.events.push(event);
+      this.workingSetDirty = true;
+    });
+  }
+
+  /** Rebuilds the memory from transcript records (the header excluded), without summarizing anything. */
+  static fromRecords(records: readonly TranscriptRecord[], options: ShortTermOptions): ShortTermMemory {
+    const memory = new ShortTermMemory(options);
+    let open: Turn | undefined;
+    const close = (stopReason: Turn["stopReason"]) => {
+      if (!open) return;
+      open.stopReason ??= stopReason;
+      memory.endTurn(open);
+      open = undefined;
+    };
+    for (const record of records) {
+      switch (record.kind) {
+        case "user":
+          close("error");
+          open = { turn: record.turn, user: record.text, items: [], ...(record.tokens !== undefined && { userTokens: record.tokens }) };
+          memory.lastTurn = Math.max(memory.lastTurn, record.turn);
+          break;
+        case "assistant":
+          if (open?.turn === record.turn) open.items.push({ kind: "assistant", text: record.text, ...(record.tokens !== undefined && { tokens: record.tokens }) });
+          break;
+        case "tool_call":
+          if (open?.turn === record.turn) {
+            open.items.push({
+              kind: "tool",
+              callId: record.call_id,
+              name: record.name,
+              arguments: record.arguments,
+              // The window carries the prompt summary; the raw result stays on disk.
+              output: record.summary,
+              isError: record.is_error,
+              ...(record.tokens && { tokens: { call: record.tokens.call, output: record.tokens.summary } }),
+            });
+          }
+          break;
+        case "turn_end":
+          if (open?.turn === record.turn) {
+            open.stopReason = record.stop_reason;
+            if (record.usage) open.usage = record.usage;
+            close(record.stop_reason);
+          }
+          break;
+        case "summary":
+          memory.summary = { text: record.text, fromTurn: record.from_turn, throughTurn: record.through_turn, ...(record.tokens !== undefined && { tokens: record.tokens }) };
+          memory.window.dropThrough(record.through_turn);
+          break;
+        case "working_set":
+          memory.workingSet.restore(record.items);
+          break;
+        case "session":
+        case "note":
+          break;
+      }
+    }
+    memory.pending = open;
+    memory.events = [];
+    memory.workingSetDirty = false;
+    return memory;
+  }
+
+  /** A finished turn enters the window; its files and symbols count as touched. */
+  endTurn(turn: Turn): void {
+    this.window.push(turn);
+    this.lastTurn = Math.max(this.lastTurn, turn.turn);
+    if (this.pending?.turn === turn.turn) this.pending = undefined;
+    this.touched.observeText(turn.user, turn.turn);
+    for (const item of turn.items) {
+      if (item.kind === "tool") this.touched.observeToolCall(item.name, item.arguments, turn.turn);
+    }
+  }
+
+  /** If the window holds more than SHORT_BUFFER_TURNS, folds its oldest block into the summary. */
+  async slide(summarizer: Summarizer, signal?: AbortSignal): Promise<NewRecord | undefined> {
+    const block = this.window.overflowBlock();
+    const last = block.at(-1);
+    if (!last) return undefined;
+    const summary = await foldTurns(this.summary, block, summarizer, signal);
+    return this.applyFold({ summary, throughTurn: last.turn, summarizer: summarizer.name }, "window_full");
+  }
+
+  private applyFold(fold: NonNullable<MemoryChanges["fold"]>, reason: "window_full" | "budget"): NewRecord {
+    const from = this.window.span()?.first ?? fold.throughTurn;
+    this.window.dropThrough(fold.throughTurn);
+    this.summary = fold.summary;
+    this.events.push({ type: "window_folded", fromTurn: from, throughTurn: fold.throughTurn, reason, summarizer: fold.summarizer });
+    return {
+      kind: "summary",
+      from_turn: fold.summary.fromTurn,
+      through_turn: fold.throughTurn,
+      text: fold.summary.text,
+      ...(fold.summary.tokens !== undefined && { tokens: fold.summary.tokens }),
+      summarizer: fold.summarizer,
+      reason,
+    };
+  }
+
+  /** Applies a build's budget changes; returns the transcript records that persist them. */
+  apply(changes: MemoryChanges, turn: number): NewRecord[] {
+    const records: NewRecord[] = [];
+    if (changes.fold) records.push(this.applyFold(changes.fold, "budget"));
+    if (changes.workingSet) {
+      this.workingSet.restore(changes.workingSet.items);
+      this.events.push(...changes.workingSet.events);
+      records.push({ kind: "working_set", turn, items: this.workingSet.snapshot() });
+      this.workingSetDirty = false;
+    }
+    return records;
+  }
+
+  /** A snapshot record when the working set changed since the last one, else undefined. */
+  workingSetRecord(turn: number): NewRecord | undefined {
+    if (!this.workingSetDirty) return undefined;
+    this.workingSetDirty = false;
+    return { kind: "working_set", turn, items: this.workingSet.snapshot() };
+  }
+
+  /** The builder's input. Takes (drains) the memory events since the last view. */
+  view(): MemoryView {
+    const events = this.events;
+    this.events = [];
+    return {
+      summary: this.summary,
+      turns: this.window.turns,
+      workingSet: this.workingSet.items(),
+      overflowPolicy: this.workingSet.policy,
+      touchedFiles: this.touched.list("file", 40),
+      touchedSymbols: this.touched.list("symbol", 40),
+      events,
+    };
+  }
+}

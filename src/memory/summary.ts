@@ -1,0 +1,152 @@
+/**
+ * The rolling summary: what the conversation said before the window. When the window slides (or
+ * the budget forces a fold), the evicted block is folded into it through a `Summarizer`.
+ * `ExtractiveSummarizer` works offline and deterministically: one line per turn (the request,
+ * the tools and files touched, the answer's first sentence); when it outgrows its cap, the
+ * oldest lines are merged into one "earlier turns" line listing their files and tools. The
+ * agent adds a model-backed summarizer built on `buildSummaryRequest` (prompt/special-requests.ts).
+ */
+import { finalAnswer, type ToolExchange, type Turn } from "./turn.ts";
+
+export interface RollingSummary {
+  text: string;
+  /** First and last turn the summary covers. */
+  fromTurn: number;
+  throughTurn: number;
+  tokens?: number;
+}
+
+export interface Summarizer {
+  /** Recorded in the transcript's summary records and the manifest. */
+  readonly name: string;
+  /** Returns the new summary text: `previousSummary` ("" when none) with `evictedTurns` folded in. */
+  summarize(previousSummary: string, evictedTurns: readonly Turn[], signal?: AbortSignal): Promise<string>;
+}
+
+/** Folds turns into a summary (a new one when `previous` is undefined). */
+export async function foldTurns(
+  previous: RollingSummary | undefined,
+  turns: readonly Turn[],
+  summarizer: Summarizer,
+  signal?: AbortSignal,
+): Promise<RollingSummary> {
+  const first = turns[0];
+  const last = turns.at(-1);
+  if (!first || !last) throw new RangeError("foldTurns needs at least one turn");
+  const text = await summarizer.summarize(previous?.text ?? "", turns, signal);
+  return { text, fromTurn: previous?.fromTurn ?? first.turn, throughTurn: last.turn };
+}
+
+const EARLIER = /^Turns (\d+)[–-](\d+) \(condensed\): files (.*?); tools (.*)$/;
+const TURN_LINE = /^T(\d+) /;
+
+function firstSentence(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const end = flat.search(/(?<=[.!?])\s/);
+  const sentence = end > 0 ? flat.slice(0, end) : flat;
+  return sentence.length > max ? `${sentence.slice(0, max - 1)}…` : sentence;
+}
+
+/** The file a tool call names, if its arguments carry a path-like field. */
+export function toolTarget(call: ToolExchange): string | undefined {
+  try {
+    const args: unknown = JSON.parse(call.arguments);
+    if (typeof args !== "object" || args === null) return undefined;
+    for (const [key, value] of Object.entries(args)) {
+      if (typeof value === "string" && /path|file/i.test(key)) return value;
+    }
+  } catch {
+    // Unparseable arguments name no file; the call is still listed by tool name.
+  }
+  return undefined;
+}
+
+function turnLine(turn: Turn): string {
+  const parts = [`T${turn.turn} user: ${firstSentence(turn.user, 160)}`];
+  const calls = turn.items.filter((item): item is ToolExchange => item.kind === "tool");
+  if (calls.length > 0) {
+    const shown = calls.slice(0, 6).map((call) => {
+      const target = toolTarget(call);
+      return `${call.name}${target ? `(${target})` : ""}${call.isError ? "!" : ""}`;
+    });
+    if (calls.length > shown.length) shown.push(`+${calls.length - shown.length} more`);
+    parts.push(`tools: ${shown.join(", ")}`);
+  }
+  const answer = finalAnswer(turn);
+  if (answer) parts.push(`answer: ${firstSentence(answer, 200)}`);
+  if (turn.stopReason && turn.stopReason !== "completed") parts.push(`(${turn.stopReason})`);
+  return parts.join(" | ");
+}
+
+interface Earlier {
+  from: number;
+  through: number;
+  files: Set<string>;
+  tools: Map<string, number>;
+}
+
+function parseEarlier(line: string): Earlier | undefined {
+  const match = EARLIER.exec(line);
+  if (!match) return undefined;
+  const files = new Set((match[3] ?? "").split(", ").filter((f) => f !== "" && f !== "none"));
+  const tools = new Map<string, number>();
+  for (const entry of (match[4] ?? "").split(", ")) {
+    const m = /^(.+)×(\d+)$/.exec(entry);
+    if (m?.[1]) tools.set(m[1], Number(m[2]));
+  }
+  return { from: Number(match[1]), through: Number(match[2]), files, tools };
+}
+
+function renderEarlier(e: Earlier): string {
+  const files = [...e.files].slice(0, 12);
+  const tools = [...e.tools].map(([name, n]) => `${name}×${n}`);
+  return `Turns ${e.from}–${e.through} (condensed): files ${files.length ? files.join(", ") : "none"}; tools ${tools.length ? tools.join(", ") : "none"}`;
+}
+
+/** Merges a turn line into the "earlier" aggregate (files and tool counts only). */
+function absorb(e: Earlier | undefined, line: string): Earlier {
+  const turn = Number(TURN_LINE.exec(line)?.[1] ?? 0);
+  const into = e ?? { from: turn, through: turn, files: new Set<string>(), tools: new Map<string, number>() };
+  into.from = Math.min(into.from, turn || into.from);
+  into.through = Math.max(into.through, turn);
+  const tools = /\| tools: (.*?)(?: \| |$)/.exec(line)?.[1] ?? "";
+  for (const call of tools.split(", ")) {
+    const m = /^([\w.-]+)(?:\((.*)\))?!?$/.exec(call);
+    if (!m?.[1]) continue;
+    into.tools.set(m[1], (into.tools.get(m[1]) ?? 0) + 1);
+    if (m[2]) into.files.add(m[2]);
+  }
+  return into;
+}
+
+export interface ExtractiveOptions {
+  /** Cap on the summary's length in characters (~4 per token); default 6000 (~1,500 tokens). */
+  maxChars?: number;
+}
+
+export class ExtractiveSummarizer implements Summarizer {
+  readonly name = "extractive";
+  private readonly maxChars: number;
+
+  constructor(options: ExtractiveOptions = {}) {
+    this.maxChars = options.maxChars ?? 6000;
+  }
+
+  async summarize(previousSummary: string, evictedTurns: readonly Turn[], signal?: AbortSignal): Promise<string> {
+    signal?.throwIfAborted();
+    const lines = previousSummary.split("\n").filter((line) => line.trim() !== "");
+    let earlier: Earlier | undefined;
+    const first = lines[0];
+    if (first !== undefined) {
+      earlier = parseEarlier(first);
+      if (earlier) lines.shift();
+    }
+    lines.push(...evictedTurns.map(turnLine));
+    const size = () => lines.reduce((n, line) => n + line.length + 1, earlier ? renderEarlier(earlier).length : 0);
+    while (lines.length > 1 && size() > this.maxChars) {
+      const oldest = lines.shift();
+      if (oldest !== undefined) earlier = absorb(earlier, oldest);
+    }
+    return [...(earlier ? [renderEarlier(earlier)] : []), ...lines].join("\n");
+  }
+}
