@@ -47,6 +47,9 @@ export type Responder = (
   request: RecordedRequest,
 ) => FakeResponse | Promise<FakeResponse>;
 
+/** How the server's answer to one request ended. */
+export type AnswerOutcome = "json" | "completed" | "cut" | "client_gone";
+
 export interface FakeResponsesServerOptions {
   /** Answers for POST /v1/responses, in order. */
   script?: FakeResponse[];
@@ -72,6 +75,8 @@ export interface FakeResponsesServer extends AsyncDisposable {
   setResponder(responder: Responder | undefined): void;
   /** Scripted /v1/responses answers not yet served. */
   pending(): number;
+  /** Resolves when the answer to /v1/responses request `index` has ended, telling how. */
+  outcome(index: number): Promise<AnswerOutcome>;
   close(): Promise<void>;
 }
 
@@ -102,7 +107,12 @@ function finalResponseJson(stream: StreamResponse): Response {
   return sendJson({ kind: "json", status: 200, body: JSON.stringify(terminal.response), label: "" });
 }
 
-function sendStream(response: StreamResponse, clientGone: AbortSignal, closing: Promise<void>): Response {
+function sendStream(
+  response: StreamResponse,
+  clientGone: AbortSignal,
+  closing: Promise<void>,
+  ended: (outcome: AnswerOutcome) => void,
+): Response {
   const frames = splitSseFrames(response.body);
   const gates = [...(response.gates ?? [])].sort((a, b) => a.afterEvents - b.afterEvents);
   let next = 0;
@@ -114,17 +124,27 @@ function sendStream(response: StreamResponse, clientGone: AbortSignal, closing: 
         gate.gate.markReached();
         const gone = new Promise<void>((resolve) => clientGone.addEventListener("abort", () => resolve(), { once: true }));
         await Promise.race([gate.gate.released, gone, closing]);
-        if (clientGone.aborted) return controller.close();
+        if (clientGone.aborted) {
+          ended("client_gone");
+          return controller.close();
+        }
       }
       const cut = response.cut;
       if (cut && next >= cut.afterEvents) {
+        ended("cut");
         if (cut.mode === "eof") return controller.close();
         return controller.error(new Error(`fake server: ${response.label} (on purpose)`));
       }
       const frame = frames[next];
-      if (frame === undefined) return controller.close();
+      if (frame === undefined) {
+        ended("completed");
+        return controller.close();
+      }
       next++;
       controller.enqueue(encoder.encode(frame));
+    },
+    cancel() {
+      ended("client_gone");
     },
   });
   return new Response(body, {
@@ -140,6 +160,17 @@ export function startFakeResponsesServer(options: FakeResponsesServerOptions = {
   const requests: RecordedRequest[] = [];
   const tokenCountRequests: RecordedRequest[] = [];
   const problems: string[] = [];
+  const outcomes = new Map<number, { promise: Promise<AnswerOutcome>; resolve: (o: AnswerOutcome) => void }>();
+  const outcomeSlot = (index: number) => {
+    let slot = outcomes.get(index);
+    if (!slot) {
+      let resolve!: (o: AnswerOutcome) => void;
+      const promise = new Promise<AnswerOutcome>((r) => (resolve = r));
+      slot = { promise, resolve };
+      outcomes.set(index, slot);
+    }
+    return slot;
+  };
   let closeAll!: () => void;
   const closing = new Promise<void>((resolve) => (closeAll = resolve));
 
@@ -165,9 +196,10 @@ export function startFakeResponsesServer(options: FakeResponsesServerOptions = {
     return sendJson({ kind: "json", status: 400, body: errorBody(message, "fake_script_exhausted"), label: "" });
   }
 
-  function serve(answer: FakeResponse, recorded: RecordedRequest, clientGone: AbortSignal): Response {
-    if (answer.kind === "json") return sendJson(answer);
-    return recorded.stream ? sendStream(answer, clientGone, closing) : finalResponseJson(answer);
+  function serve(answer: FakeResponse, recorded: RecordedRequest, clientGone: AbortSignal, ended = (_: AnswerOutcome) => {}): Response {
+    if (answer.kind === "stream" && recorded.stream) return sendStream(answer, clientGone, closing, ended);
+    ended("json");
+    return answer.kind === "json" ? sendJson(answer) : finalResponseJson(answer);
   }
 
   async function handle(request: Request): Promise<Response> {
@@ -181,10 +213,14 @@ export function startFakeResponsesServer(options: FakeResponsesServerOptions = {
         } catch (error) {
           const message = `fake server: responder threw on request #${recorded.index}: ${String(error)}`;
           problems.push(message);
+          outcomeSlot(recorded.index).resolve("json");
           return sendJson({ kind: "json", status: 500, body: errorBody(message, "fake_responder_failed"), headers: { "x-should-retry": "false" }, label: "" });
         }
       }
-      return answer ? serve(answer, recorded, request.signal) : exhausted(path, recorded.index);
+      const ended = outcomeSlot(recorded.index).resolve;
+      if (answer) return serve(answer, recorded, request.signal, ended);
+      ended("json");
+      return exhausted(path, recorded.index);
     }
     if (request.method === "POST" && path === "/v1/responses/input_tokens") {
       const recorded = await record(request, path, tokenCountRequests);
@@ -210,6 +246,7 @@ export function startFakeResponsesServer(options: FakeResponsesServerOptions = {
     enqueueInputTokens: (...responses) => void tokenQueue.push(...responses),
     setResponder: (next) => void (responder = next),
     pending: () => queue.length,
+    outcome: (index) => outcomeSlot(index).promise,
     async close() {
       closeAll();
       await server.stop(true);
