@@ -4,7 +4,7 @@
  *   const server = startFakeResponsesServer();            // port 0: a free port
  *   server.enqueue(fixtureStream("text_stream.sse"));     // answers the next POST /v1/responses
  *   server.enqueue(fixtureError("error_429", { headers: { "retry-after-ms": "0" } }), textStream("hi"));
- *   server.setResponder((body, index) => textStream(`echo ${index}`));  // when the queue is empty
+ *   server.setResponder((body, index) => textStream(`echo ${lastUserText(body)}`));  // when the queue is empty
  *   // point the client at server.baseURL ("http://127.0.0.1:PORT/v1"), any API key
  *   server.requests[0].body.instructions                  // what the agent sent
  *   await server.close();
@@ -28,6 +28,7 @@ import { parseSseData, splitSseFrames } from "./sse-script.ts";
 export * from "./fake-responses.ts";
 export { buildFailedStream, buildResponseStream, parseSse, parseSseData, readFixture } from "./sse-script.ts";
 export type { FakeToolCall, ResponseStreamSpec } from "./sse-script.ts";
+export * from "./request-view.ts";
 
 export interface RecordedRequest {
   /** 0-based position among requests to the same endpoint. */
