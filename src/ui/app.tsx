@@ -105,8 +105,10 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
       const line = display.trim();
       if (name === "resume" && slash.args === "") {
         controller.listSessions().then(
-          (sessions) => (sessions.length > 0 ? setPicker(sessions) : notify("warning", "No earlier sessions in this repository.")),
-          (error: unknown) => notify("error", `Could not list sessions: ${error instanceof Error ? error.message : String(error)}`),
+          (sessions) =>
+            sessions.length > 0 ? setPicker(sessions) : notify("warning", "No earlier sessions in this repository."),
+          (error: unknown) =>
+            notify("error", `Could not list sessions: ${error instanceof Error ? error.message : String(error)}`),
         );
         return;
       }
@@ -117,9 +119,14 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
 
   const submit = useCallback(
     (text: string, display: string) => {
-      controller.appendHistory?.(text).catch((error: unknown) =>
-        notify("warning", `Could not save the prompt history: ${error instanceof Error ? error.message : String(error)}`),
-      );
+      controller
+        .appendHistory?.(text)
+        .catch((error: unknown) =>
+          notify(
+            "warning",
+            `Could not save the prompt history: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
       const slash = parseSlash(text);
       const name = slash ? resolveAlias(slash.name) : undefined;
       if (name === "exit") return leave();
@@ -144,9 +151,14 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   }, [busy, queue, dispatchInput]);
 
   useEffect(() => {
-    controller.loadHistory?.().then(setHistory, (error: unknown) =>
-      notify("warning", `Could not load the prompt history: ${error instanceof Error ? error.message : String(error)}`),
-    );
+    controller
+      .loadHistory?.()
+      .then(setHistory, (error: unknown) =>
+        notify(
+          "warning",
+          `Could not load the prompt history: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
     if (initialPrompt !== undefined && initialPrompt.trim() !== "") submit(initialPrompt, initialPrompt);
     // Once at startup: a later render must not resend the first prompt.
   }, []);

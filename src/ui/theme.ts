@@ -57,17 +57,35 @@ export function createTheme(options: ThemeOptions): Theme {
     inverse: (t) => c.inverse(t),
     strike: (t) => c.strikethrough(t),
     accent: tint((t) => c.cyan(t)),
-    heading: tint((t) => c.bold.magenta(t), (t) => c.bold(t)),
+    heading: tint(
+      (t) => c.bold.magenta(t),
+      (t) => c.bold(t),
+    ),
     // Without color, inline code keeps its backticks so it still stands out.
-    inlineCode: tint((t) => c.yellow(t), (t) => `\`${t}\``),
+    inlineCode: tint(
+      (t) => c.yellow(t),
+      (t) => `\`${t}\``,
+    ),
     codeBlock: tint((t) => c.yellow(t)),
-    link: tint((t) => c.blue.underline(t), (t) => c.underline(t)),
+    link: tint(
+      (t) => c.blue.underline(t),
+      (t) => c.underline(t),
+    ),
     success: tint((t) => c.green(t)),
-    warning: tint((t) => c.yellow(t), (t) => c.bold(t)),
-    error: tint((t) => c.red(t), (t) => c.bold(t)),
+    warning: tint(
+      (t) => c.yellow(t),
+      (t) => c.bold(t),
+    ),
+    error: tint(
+      (t) => c.red(t),
+      (t) => c.bold(t),
+    ),
     diffAdd: tint((t) => c.green(t)),
     diffRemove: tint((t) => c.red(t)),
-    diffHunk: tint((t) => c.cyan(t), (t) => c.dim(t)),
+    diffHunk: tint(
+      (t) => c.cyan(t),
+      (t) => c.dim(t),
+    ),
     barFilled: tint((t) => c.green(t)),
     barHigh: tint((t) => c.red(t)),
   };

@@ -7,12 +7,7 @@
  * waits for the UI's decision, which is recorded in `decisions`. Aborting ends the turn the way the
  * core does: `turn_end` with stopReason "aborted" and the text streamed so far.
  */
-import type {
-  ChatController,
-  CommandOutput,
-  SessionListing,
-  StatusSnapshot,
-} from "../../src/agent/controller.ts";
+import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../src/agent/controller.ts";
 import type { AgentEvent, ApprovalDecision } from "../../src/agent/events.ts";
 
 type ApprovalStep = Omit<Extract<AgentEvent, { type: "approval_request" }>, "respond">;
@@ -43,8 +38,20 @@ export const defaultStatus: StatusSnapshot = {
 };
 
 const DEFAULT_COMMANDS = [
-  "state", "goal", "now", "decide", "task", "compact", "manifest", "window", "summary", "clear", "model",
-  "approvals", "resume", "sessions",
+  "state",
+  "goal",
+  "now",
+  "decide",
+  "task",
+  "compact",
+  "manifest",
+  "window",
+  "summary",
+  "clear",
+  "model",
+  "approvals",
+  "resume",
+  "sessions",
 ].map((name) => ({ name, usage: name, description: `the ${name} command` }));
 
 /** Text deltas of `text` cut into pieces of `size` characters. */

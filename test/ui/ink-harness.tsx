@@ -22,7 +22,12 @@ export function bracketedPaste(text: string): string {
 }
 
 /** Polls (no fixed sleeps) until `check` holds; fails with what was awaited and the last frame. */
-export async function waitUntil(check: () => boolean, what: string, frame?: () => string, timeoutMs = 3000): Promise<void> {
+export async function waitUntil(
+  check: () => boolean,
+  what: string,
+  frame?: () => string,
+  timeoutMs = 3000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n--- last frame ---\n${frame?.() ?? ""}`);
@@ -38,7 +43,8 @@ export function renderApp(options: FakeControllerOptions = {}, props: Partial<Ap
   const screen = () => app.frames.join("\n");
   const frame = () => app.lastFrame() ?? "";
   const type = (text: string) => app.stdin.write(text);
-  const see = (text: string, where: () => string = screen) => waitUntil(() => where().includes(text), `"${text}"`, frame);
+  const see = (text: string, where: () => string = screen) =>
+    waitUntil(() => where().includes(text), `"${text}"`, frame);
   return {
     app,
     controller,

@@ -38,7 +38,8 @@ function wordEnd(text: string, cursor: number): number {
 export function applyCompletion(buffer: EditorBuffer, context: CompletionContext, value: string): EditorBuffer {
   const keepGoing = context.kind === "path" && value.endsWith("/");
   const inserted = keepGoing ? value : `${value} `;
-  const after = buffer.text.slice(context.end).replace(/^ /, "");
+  const rest = buffer.text.slice(context.end);
+  const after = keepGoing ? rest : rest.replace(/^ /, "");
   const text = buffer.text.slice(0, context.start) + inserted + after;
   return { text, cursor: context.start + inserted.length };
 }

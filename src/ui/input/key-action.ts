@@ -7,6 +7,8 @@ import type { Key } from "ink";
 
 export type EditorCommand =
   | { type: "insert"; text: string }
+  /** Keys typed faster than one per read, ending with Enter (fast typists, tmux send-keys). */
+  | { type: "insert_submit"; text: string }
   | { type: "newline" }
   | { type: "submit" }
   | { type: "backspace" }
@@ -58,5 +60,9 @@ export function keyAction(input: string, key: Key): EditorCommand {
   if (key.end) return { type: "end" };
   if (key.ctrl) return CTRL_BINDINGS[input.toLowerCase()] ?? { type: "ignore" };
   if (key.meta || key.pageUp || key.pageDown || input === "") return { type: "ignore" };
+  // Unbracketed multi-line input is a paste: its line breaks stay in the prompt. A single trailing
+  // carriage return is Enter pressed after fast typing.
+  const lone = /^[^\r\n]+\r$/.exec(input);
+  if (lone) return { type: "insert_submit", text: input.slice(0, -1) };
   return { type: "insert", text: input.replace(/\r\n?/g, "\n") };
 }

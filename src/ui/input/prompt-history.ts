@@ -12,7 +12,10 @@ export function historyCursor(entries: readonly string[]): HistoryCursor {
   return { entries, index: entries.length, draft: "" };
 }
 
-export function historyPrevious(cursor: HistoryCursor, current: string): { cursor: HistoryCursor; text: string } | undefined {
+export function historyPrevious(
+  cursor: HistoryCursor,
+  current: string,
+): { cursor: HistoryCursor; text: string } | undefined {
   if (cursor.index === 0) return undefined;
   const draft = cursor.index === cursor.entries.length ? current : cursor.draft;
   const index = cursor.index - 1;

@@ -84,12 +84,20 @@ export function PromptInput(props: PromptInputProps) {
       const step = direction === "up" ? historyPrevious(s.history, buffer.text) : historyNext(s.history);
       if (step) update({ history: step.cursor, buffer: edit.bufferOf(step.text) });
     };
+    const send = (sent: edit.EditorBuffer) => {
+      const text = expandChips(sent.text, pastes);
+      if (text.trim() === "") return update({ buffer: sent });
+      update({ buffer: edit.emptyBuffer, pastes: new Map(), history: historyPush(s.history, text) });
+      props.onSubmit(text, sent.text);
+    };
     if (command.type !== "interrupt") props.onActivity();
     switch (command.type) {
       case "insert":
         return setBuffer(edit.insertText(buffer, command.text));
       case "newline":
         return setBuffer(edit.insertText(buffer, "\n"));
+      case "insert_submit":
+        return send(edit.insertText(buffer, command.text));
       case "submit": {
         if (menu.chosen && completion.context && menu.chosen.value !== completion.context.query) {
           return acceptCompletion();
@@ -98,10 +106,7 @@ export function PromptInput(props: PromptInputProps) {
         if (buffer.cursor === buffer.text.length && buffer.text.endsWith("\\")) {
           return setBuffer(edit.insertText(edit.deleteBackward(buffer), "\n"));
         }
-        const text = expandChips(buffer.text, pastes);
-        if (text.trim() === "") return;
-        update({ buffer: edit.emptyBuffer, pastes: new Map(), history: historyPush(s.history, text) });
-        return props.onSubmit(text, buffer.text);
+        return send(buffer);
       }
       case "backspace":
         return setBuffer(edit.deleteBackward(buffer, chipEndingAt(buffer.text, buffer.cursor, pastes)?.length));
@@ -164,7 +169,12 @@ export function PromptInput(props: PromptInputProps) {
   const menu = menuFor(state);
   return (
     <Box flexDirection="column">
-      <EditorView buffer={state.buffer} chips={[...state.pastes.keys()]} placeholder={PLACEHOLDER} focused={props.active} />
+      <EditorView
+        buffer={state.buffer}
+        chips={[...state.pastes.keys()]}
+        placeholder={PLACEHOLDER}
+        focused={props.active}
+      />
       {menu.open && (
         <CompletionMenu items={completion.items} selected={Math.min(state.selected, completion.items.length - 1)} />
       )}

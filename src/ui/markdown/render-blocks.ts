@@ -80,13 +80,7 @@ function renderList(list: Tokens.List, width: number, theme: Theme): string[] {
   const out: string[] = [];
   const start = typeof list.start === "number" ? list.start : 1;
   list.items.forEach((item, index) => {
-    const marker = item.task
-      ? item.checked
-        ? "☑ "
-        : "☐ "
-      : list.ordered
-        ? `${start + index}. `
-        : "• ";
+    const marker = item.task ? (item.checked ? "☑ " : "☐ ") : list.ordered ? `${start + index}. ` : "• ";
     const pad = " ".repeat(stringWidth(marker));
     const body = renderBlocks(item.tokens, width - pad.length, theme, !list.loose);
     if (list.loose && index > 0) out.push("");
@@ -105,7 +99,9 @@ function renderTable(table: Tokens.Table, width: number, theme: Theme): string[]
   const separator = " │ ";
   const total = widths.reduce((sum, w) => sum + w, 0) + separator.length * (columns - 1);
   const line = (cells: string[]): string =>
-    cells.map((cell, col) => cell + " ".repeat(Math.max(0, (widths[col] ?? 0) - stringWidth(cell)))).join(theme.dim(separator));
+    cells
+      .map((cell, col) => cell + " ".repeat(Math.max(0, (widths[col] ?? 0) - stringWidth(cell))))
+      .join(theme.dim(separator));
   if (total > width) {
     // Too wide to align: one wrapped line per row keeps every cell readable.
     return [header, ...rows].flatMap((cells, index) =>

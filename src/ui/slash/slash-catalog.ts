@@ -40,11 +40,6 @@ export function helpOutput(catalog: readonly CommandInfo[]): CommandOutput {
   const width = Math.max(...catalog.map((command) => command.usage.length)) + 1;
   return {
     title: "Commands",
-    lines: [
-      ...catalog.map((command) => `/${command.usage.padEnd(width)} ${command.description}`),
-      "",
-      "Keys",
-      ...KEYS,
-    ],
+    lines: [...catalog.map((command) => `/${command.usage.padEnd(width)} ${command.description}`), "", "Keys", ...KEYS],
   };
 }

@@ -25,7 +25,11 @@ export function useCommandRunner(
           item: {
             kind: "command",
             command: display,
-            output: { title: `Unknown command /${name}`, lines: ["Type /help for the list of commands."], isError: true },
+            output: {
+              title: `Unknown command /${name}`,
+              lines: ["Type /help for the list of commands."],
+              isError: true,
+            },
           },
         });
         return;

@@ -13,7 +13,11 @@ export function formatPercent(share: number): string {
 }
 
 /** A bar of `cells` cells: how full the prompt budget is. */
-export function budgetBar(used: number, budget: number, cells: number): { filled: string; empty: string; share: number } {
+export function budgetBar(
+  used: number,
+  budget: number,
+  cells: number,
+): { filled: string; empty: string; share: number } {
   const share = budget > 0 ? Math.min(1, Math.max(0, used / budget)) : 0;
   const count = Math.round(share * cells);
   return { filled: "█".repeat(count), empty: "░".repeat(cells - count), share };

@@ -13,7 +13,11 @@ interface NoticeRowProps {
 export const NoticeRow = memo(function NoticeRow({ tone, text, hint }: NoticeRowProps) {
   const theme = useTheme();
   const styled =
-    tone === "error" ? theme.error(`✗ ${text}`) : tone === "warning" ? theme.warning(`! ${text}`) : theme.dim(`· ${text}`);
+    tone === "error"
+      ? theme.error(`✗ ${text}`)
+      : tone === "warning"
+        ? theme.warning(`! ${text}`)
+        : theme.dim(`· ${text}`);
   return (
     <Box flexDirection="column">
       <Text>{styled}</Text>

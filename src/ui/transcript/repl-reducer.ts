@@ -37,7 +37,7 @@ function emptyLive(): LiveTurn {
     turn: undefined,
     pending: [],
     openText: "",
-    textRunStarted: false,
+    itemsPushed: 0,
     streamedChars: 0,
     approval: undefined,
     retry: undefined,
@@ -73,7 +73,10 @@ function appendItems(state: ReplState, items: NewItem[]): ReplState {
 function pushPending(state: ReplState, live: LiveTurn, items: NewItem[]): ReplState {
   let nextId = state.nextId;
   const added = items.map((item) => ({ ...item, id: `i${nextId++}` }) as TranscriptItem);
-  return commit({ ...state, nextId }, { ...live, pending: [...live.pending, ...added] });
+  return commit(
+    { ...state, nextId },
+    { ...live, pending: [...live.pending, ...added], itemsPushed: live.itemsPushed + added.length },
+  );
 }
 
 /** Moves the longest finished prefix of the live turn's pending items into <Static>. */
@@ -95,8 +98,8 @@ function commit(state: ReplState, live: LiveTurn): ReplState {
 function markdownItems(blocks: string[], live: LiveTurn): NewItem[] {
   return blocks.map((source, index) => ({
     kind: "markdown",
-    source,
-    gapBefore: live.textRunStarted || index > 0,
+    source: source.trimEnd(),
+    gapBefore: live.itemsPushed > 0 || index > 0,
   }));
 }
 
@@ -105,20 +108,14 @@ function settleText(state: ReplState, live: LiveTurn, all: boolean): ReplState {
   if (live.openText === "") return commit(state, live);
   const split = splitSettled(live.openText);
   const blocks = all ? [...split.settled, ...(split.open.trim() === "" ? [] : [split.open])] : split.settled;
-  const next: LiveTurn = {
-    ...live,
-    openText: all ? "" : split.open,
-    textRunStarted: live.textRunStarted || blocks.length > 0,
-  };
+  const next: LiveTurn = { ...live, openText: all ? "" : split.open };
   if (blocks.length === 0) return commit(state, next);
   return pushPending(state, next, markdownItems(blocks, live));
 }
 
 /** A tool call or notice ends the current text run: what was streamed so far is final. */
 function endTextRun(state: ReplState, live: LiveTurn): ReplState {
-  const settled = settleText(state, live, true);
-  const after = settled.live ?? live;
-  return { ...settled, live: { ...after, textRunStarted: false } };
+  return settleText(state, live, true);
 }
 
 function updateTool(live: LiveTurn, callId: string, patch: (item: TranscriptItem) => TranscriptItem): LiveTurn {
@@ -169,7 +166,10 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
       let base = working.live ?? live;
       if (!hasTool(base, event.callId)) {
         working = pushPending(working, base, [
-          { kind: "tool", tool: { callId: event.callId, name: event.name, target: event.description, status: "running" } },
+          {
+            kind: "tool",
+            tool: { callId: event.callId, name: event.name, target: event.description, status: "running" },
+          },
         ]);
         base = working.live ?? base;
       }
@@ -204,7 +204,10 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
       return commit(working, updated);
     }
     case "retry":
-      return { ...state, live: { ...live, retry: { attempt: event.attempt, delayMs: event.delayMs, reason: event.reason } } };
+      return {
+        ...state,
+        live: { ...live, retry: { attempt: event.attempt, delayMs: event.delayMs, reason: event.reason } },
+      };
     case "memory_updated":
       return pushNotice(state, live, { kind: "notice", tone: "info", text: `memory: ${event.what}` });
     case "window_slid":
@@ -236,9 +239,7 @@ function pushNotice(state: ReplState, live: LiveTurn, notice: NewItem): ReplStat
 
 function answerApproval(state: ReplState, live: LiveTurn, callId: string, decision: ApprovalDecision): ReplState {
   const updated = updateTool(live, callId, (item) =>
-    item.kind === "tool"
-      ? { ...item, tool: { ...item.tool, status: "running", decision: decision.kind } }
-      : item,
+    item.kind === "tool" ? { ...item, tool: { ...item.tool, status: "running", decision: decision.kind } } : item,
   );
   return { ...state, live: { ...updated, approval: undefined } };
 }

@@ -36,7 +36,7 @@ interface ToolCallRowProps {
 export const ToolCallRow = memo(function ToolCallRow({ tool, maxDiffLines = 20 }: ToolCallRowProps) {
   const theme = useTheme();
   const decision = tool.decision ? theme.dim(` (${DECISION_LABEL[tool.decision]})`) : "";
-  const summary = tool.summary?.split("\n")[0] ?? (tool.status === "awaiting_approval" ? "waiting for approval" : "");
+  const summary = tool.summary?.split("\n")[0] ?? "";
   const summaryStyle = tool.status === "error" ? theme.error : theme.dim;
   return (
     <Box flexDirection="column">

@@ -66,6 +66,10 @@ export const TranscriptItemView = memo(function TranscriptItemView({ item, width
         </Box>
       );
     case "turn_stop":
-      return <Text>{item.reason === "aborted" ? theme.warning(STOP_LABEL.aborted) : theme.dim(STOP_LABEL[item.reason])}</Text>;
+      return (
+        <Text>
+          {item.reason === "aborted" ? theme.warning(STOP_LABEL.aborted) : theme.dim(STOP_LABEL[item.reason])}
+        </Text>
+      );
   }
 });

@@ -49,8 +49,8 @@ export interface LiveTurn {
   pending: TranscriptItem[];
   /** Markdown of the current answer not yet settled into blocks. */
   openText: string;
-  /** Whether the current text run already produced a block (for spacing between blocks). */
-  textRunStarted: boolean;
+  /** Items this turn has produced so far (the first one sits right under the user's message). */
+  itemsPushed: number;
   /** Characters of answer text streamed this turn. */
   streamedChars: number;
   approval: PendingApproval | undefined;

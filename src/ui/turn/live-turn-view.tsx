@@ -23,29 +23,32 @@ interface LiveTurnViewProps {
 export function LiveTurnView({ live, width, maxTextLines }: LiveTurnViewProps) {
   const theme = useTheme();
   const activity = live.retry
-    ? theme.warning(`retrying (attempt ${live.retry.attempt}) in ${(live.retry.delayMs / 1000).toFixed(1)}s: ${live.retry.reason}`)
-    : live.approval
-      ? theme.warning("waiting for your approval")
-      : live.reasoning !== ""
-        ? theme.dim(`thinking: ${live.reasoning.replace(/\s+/g, " ").trim()}`)
-        : theme.dim("working");
+    ? theme.warning(
+        `retrying (attempt ${live.retry.attempt}) in ${(live.retry.delayMs / 1000).toFixed(1)}s: ${live.retry.reason}`,
+      )
+    : live.reasoning !== ""
+      ? theme.dim(`thinking: ${live.reasoning.replace(/\s+/g, " ").trim()}`)
+      : theme.dim("working");
   return (
     <Box flexDirection="column">
       {live.pending.map((item) => (
         <TranscriptItemView key={item.id} item={item} width={width} />
       ))}
       {live.openText.trim() !== "" && (
-        <Box marginTop={live.textRunStarted ? 1 : 0}>
+        <Box marginTop={live.itemsPushed > 0 ? 1 : 0}>
           <MarkdownText source={live.openText} width={width} maxLines={maxTextLines} />
         </Box>
       )}
-      <Box marginTop={1}>
-        <Spinner />
-        <Text wrap="truncate-end">
-          {" "}
-          {activity} {theme.dim("· Esc to interrupt")}
-        </Text>
-      </Box>
+      {/* The approval prompt below says what the turn waits for; the indicator would only take a row. */}
+      {!live.approval && (
+        <Box marginTop={1}>
+          <Spinner />
+          <Text wrap="truncate-end">
+            {" "}
+            {activity} {theme.dim("· Esc to interrupt")}
+          </Text>
+        </Box>
+      )}
     </Box>
   );
 }
