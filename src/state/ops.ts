@@ -192,18 +192,17 @@ export function clearBlocker(state: WorkingState, rawId: string, at: Date = new 
   const blocker = state.blockers.find((b) => b.id === id);
   if (!blocker) throw new UsageError(`no blocker with id ${id} in the working state`, { hint: SHOW_HINT });
   const blockers = state.blockers.filter((b) => b.id !== id);
-  let tasks = state.tasks_open;
-  let extra = "";
   const linked = blocker.task;
-  if (linked !== undefined && !blockers.some((b) => b.task === linked)) {
-    tasks = tasks.map((t) => (t.id === linked && t.status === "blocked" ? { ...t, status: "open", updated_at: at.toISOString() } : t));
-    if (tasks !== state.tasks_open && state.tasks_open.some((t) => t.id === linked && t.status === "blocked")) {
-      extra = `; task ${linked}: status blocked → open`;
-    }
-  }
+  const reopen =
+    linked !== undefined &&
+    !blockers.some((b) => b.task === linked) &&
+    state.tasks_open.some((t) => t.id === linked && t.status === "blocked");
+  const tasks = reopen
+    ? state.tasks_open.map((t): Task => (t.id === linked ? { ...t, status: "open", updated_at: at.toISOString() } : t))
+    : state.tasks_open;
   return {
     state: { ...state, blockers, tasks_open: tasks },
-    change: `cleared blocker ${id}: ${blocker.text}${extra}`,
+    change: `cleared blocker ${id}: ${blocker.text}${reopen ? `; task ${linked}: status blocked → open` : ""}`,
   };
 }
 
