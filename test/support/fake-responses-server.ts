@@ -57,6 +57,8 @@ export interface FakeResponsesServerOptions {
   responder?: Responder;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** Called with every recorded request (both endpoints), e.g. to log it. */
+  onRequest?: (request: RecordedRequest) => void;
 }
 
 export interface FakeResponsesServer extends AsyncDisposable {
@@ -188,6 +190,7 @@ export function startFakeResponsesServer(options: FakeResponsesServerOptions = {
     request.headers.forEach((value, key) => (headers[key] = value));
     const recorded = { index: into.length, method: request.method, path, headers, body, raw, stream: body.stream === true };
     into.push(recorded);
+    options.onRequest?.(recorded);
     return recorded;
   }
 
