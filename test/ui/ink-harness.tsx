@@ -53,12 +53,17 @@ export function renderApp(options: FakeControllerOptions = {}, props: Partial<Ap
     type,
     see,
     exitCount: () => exited,
-    /** Writes keys one chunk at a time, as a terminal would deliver them. */
+    /**
+     * Writes keys one chunk at a time, as a terminal would deliver them. Each write waits one
+     * event-loop turn first, so React's passive effects (ink attaches input listeners in them)
+     * have run for whatever the previous key brought on screen.
+     */
     async keys(...chunks: string[]) {
       for (const chunk of chunks) {
-        app.stdin.write(chunk);
         await new Promise((resolve) => setImmediate(resolve));
+        app.stdin.write(chunk);
       }
+      await new Promise((resolve) => setImmediate(resolve));
     },
   };
 }

@@ -3,9 +3,26 @@ import type { Key } from "ink";
 import { keyAction } from "../../../src/ui/input/key-action.ts";
 
 const none: Key = {
-  upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false,
-  home: false, end: false, return: false, escape: false, ctrl: false, shift: false, tab: false,
-  backspace: false, delete: false, meta: false, super: false, hyper: false, capsLock: false, numLock: false,
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  home: false,
+  end: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+  super: false,
+  hyper: false,
+  capsLock: false,
+  numLock: false,
 };
 
 describe("keyAction", () => {

@@ -10,7 +10,14 @@ describe("renderMarkdown", () => {
   });
 
   test("bullet, ordered and nested lists with hanging indent", () => {
-    expect(render("- one\n- two\n  - nested\n\n3. c\n4. d")).toEqual(["• one", "• two", "  • nested", "", "3. c", "4. d"]);
+    expect(render("- one\n- two\n  - nested\n\n3. c\n4. d")).toEqual([
+      "• one",
+      "• two",
+      "  • nested",
+      "",
+      "3. c",
+      "4. d",
+    ]);
   });
 
   test("long list items wrap under their text, not under the bullet", () => {

@@ -3,13 +3,15 @@ import type { AgentEvent, ApprovalDecision } from "../../../src/agent/events.ts"
 import { initialReplState, replReducer, type ReplState } from "../../../src/ui/transcript/repl-reducer.ts";
 import type { TranscriptItem } from "../../../src/ui/transcript/transcript-items.ts";
 
-function run(events: AgentEvent[], start: ReplState = replReducer(initialReplState, { type: "turn_begin", display: "hi" })) {
+function run(
+  events: AgentEvent[],
+  start: ReplState = replReducer(initialReplState, { type: "turn_begin", display: "hi" }),
+) {
   return events.reduce((state, event) => replReducer(state, { type: "agent", event }), start);
 }
 
 const kinds = (items: TranscriptItem[]) => items.map((item) => item.kind);
-const markdown = (items: TranscriptItem[]) =>
-  items.flatMap((item) => (item.kind === "markdown" ? [item.source] : []));
+const markdown = (items: TranscriptItem[]) => items.flatMap((item) => (item.kind === "markdown" ? [item.source] : []));
 
 describe("replReducer", () => {
   test("the user's message goes to the transcript at once", () => {
