@@ -84,7 +84,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
       if (ctx.signal.aborted) return { forModel: "Aborted.", summary: "grep: aborted", isError: true };
       const what = `/${args.pattern}/ under ${shown}${args.glob ? ` (${args.glob})` : ""}`;
       if (total === 0) return { forModel: `No matches for ${what}.`, summary: `grep ${what}: no matches`, isError: false };
-      const footer = total > cap ? `\n(${total} matching lines in ${files.size} files; showing the first ${cap} — narrow with path, glob or a more specific pattern)` : "";
+      const footer = total > cap ? `\n(${plural(total, "matching line", "matching lines")} in ${plural(files.size, "file", "files")}; showing the first ${cap} — narrow with path, glob or a more specific pattern)` : "";
       return {
         forModel: shownLines.join("\n") + footer,
         summary: `grep ${what}: ${plural(total, "match", "matches")} in ${plural(files.size, "file", "files")}`,

@@ -122,12 +122,14 @@ export async function runShellCommand(command: string, options: ShellOptions): P
     end();
   }, options.timeoutMs);
 
-  // A background process that left the group (setsid) may hold the pipes open forever: once bash
-  // has exited, the pipes get a short grace period and are then closed.
+  // When bash exits, whatever it left running in its group (background jobs) ends with it. A
+  // process that left the group (setsid) may still hold the pipes open: they get a short grace
+  // period and are then closed.
   let releasePipes: () => void = () => undefined;
   const pipesReleased = new Promise<void>((resolve) => (releasePipes = resolve));
   let pipeTimer: ReturnType<typeof setTimeout> | undefined;
   const exited = proc.exited.then((code) => {
+    killGroup(proc.pid, "SIGKILL");
     pipeTimer = setTimeout(releasePipes, PIPE_GRACE_MS);
     return code;
   });
@@ -135,8 +137,6 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   const exitCode = await exited;
   clearTimeout(timer);
   options.signal.removeEventListener("abort", onAbort);
-  // Whatever the command left running in its group ends with it.
-  killGroup(proc.pid, "SIGKILL");
   clearTimeout(killTimer);
   clearTimeout(pipeTimer);
   releasePipes();

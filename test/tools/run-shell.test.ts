@@ -1,0 +1,117 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { createRunShellTool } from "../../src/tools/run-shell.ts";
+import { call, makeWorkspace, registryFor, removeWorkspaces } from "./temp-workspace.ts";
+
+afterAll(removeWorkspaces);
+
+/**
+ * True when nobody has the fifo open for reading: a non-blocking open for writing then fails with
+ * ENXIO. The commands below read the fifo on fd 0, which a dying process closes before its
+ * stdout, and a call returns only after stdout is closed, so this is exact, not timing-dependent.
+ */
+function fifoHasNoReader(path: string): boolean {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENXIO") return true;
+    throw error;
+  }
+}
+
+async function mkfifo(path: string): Promise<void> {
+  const made = Bun.spawnSync(["mkfifo", path]);
+  if (made.exitCode !== 0) throw new Error(`mkfifo ${path} failed`);
+}
+
+describe("run_shell", () => {
+  test("runs in the workspace root and reports exit code, stdout and stderr", async () => {
+    const root = makeWorkspace({ "marker.txt": "" });
+    const outcome = await call(registryFor(root), "run_shell", { command: "ls; echo oops >&2; exit 3" });
+    expect(outcome.forModel).toBe("$ ls; echo oops >&2; exit 3\nexit code 3\nstdout:\nmarker.txt\nstderr:\noops");
+    expect(outcome.isError).toBe(true);
+    expect(outcome.summary).toMatch(/^ran `ls; echo oops >&2; exit 3` → exit 3 \(\d+\.\ds\)$/);
+    const ok = await call(registryFor(root), "run_shell", { command: "true" });
+    expect(ok.forModel).toBe("$ true\nexit code 0\n(no output)");
+    expect(ok.isError).toBe(false);
+  });
+
+  test("stdin is closed, so a command waiting for input ends at once", async () => {
+    const root = makeWorkspace();
+    const outcome = await call(registryFor(root), "run_shell", { command: "cat; echo done" });
+    expect(outcome.forModel).toContain("stdout:\ndone");
+  });
+
+  test("valarmind's API key is not in the command's environment", async () => {
+    const root = makeWorkspace();
+    const before = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = "sk-test-secret";
+    try {
+      const outcome = await call(registryFor(root), "run_shell", { command: 'echo "key=[${OPENAI_API_KEY:-}]"' });
+      expect(outcome.forModel).toContain("key=[]");
+    } finally {
+      if (before === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = before;
+    }
+  });
+
+  test("a timeout kills the command and its children", async () => {
+    const root = makeWorkspace();
+    await mkfifo(join(root, "block"));
+    const registry = registryFor(root, { tools: [createRunShellTool({ timeoutMs: 60_000 })] });
+    // `cat < block` waits forever for a writer; only the timeout can end it. The `;` makes bash
+    // fork, so cat is a child of bash rather than bash itself.
+    const outcome = await call(registry, "run_shell", { command: "cat < block; echo unreachable", timeout_ms: 300 });
+    expect(outcome.isError).toBe(true);
+    expect(outcome.forModel).toContain("timed out after 300 ms; the command and its child processes were killed");
+    expect(outcome.forModel).not.toContain("stdout:");
+    expect(outcome.summary).toContain("→ timed out");
+    expect(fifoHasNoReader(join(root, "block"))).toBe(true);
+  });
+
+  test("aborting the signal kills the process group and reports it", async () => {
+    const root = makeWorkspace();
+    const fifo = join(root, "block");
+    await mkfifo(fifo);
+    const controller = new AbortController();
+    const running = call(registryFor(root), "run_shell", { command: "cat < block; echo unreachable" }, controller.signal);
+    // Opening the write end completes once the command's cat has the read end: it is running.
+    const writer = await open(fifo, "w");
+    controller.abort();
+    const outcome = await running;
+    await writer.close();
+    expect(outcome.isError).toBe(true);
+    expect(outcome.forModel).toContain("aborted by the user; the command and its child processes were killed");
+    expect(fifoHasNoReader(fifo)).toBe(true);
+  });
+
+  test("background processes left behind end when the command returns", async () => {
+    const root = makeWorkspace();
+    const fifo = join(root, "block");
+    await mkfifo(fifo);
+    const outcome = await call(registryFor(root), "run_shell", { command: "cat < block & echo started" });
+    expect(outcome.forModel).toContain("stdout:\nstarted");
+    expect(fifoHasNoReader(fifo)).toBe(true);
+  });
+
+  test("captured output keeps head and tail within the capture cap", async () => {
+    const root = makeWorkspace();
+    const registry = registryFor(root, { tools: [createRunShellTool({ timeoutMs: 10_000, maxCaptureBytes: 100 })] });
+    const outcome = await call(registry, "run_shell", { command: "seq 1 1000" });
+    expect(outcome.forModel).toMatch(/stdout:\n1\n2\n3\n/);
+    expect(outcome.forModel).toMatch(/\[… \d+ bytes of output dropped …\]/);
+    expect(outcome.forModel).toMatch(/999\n1000$/);
+  });
+
+  test("an aborted signal before the start runs nothing", async () => {
+    const root = makeWorkspace();
+    const controller = new AbortController();
+    controller.abort();
+    const outcome = await call(registryFor(root), "run_shell", { command: "touch ran" }, controller.signal);
+    expect(outcome.isError).toBe(true);
+    expect(existsSync(join(root, "ran"))).toBe(false);
+  });
+});
