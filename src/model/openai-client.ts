@@ -41,6 +41,8 @@ export interface OpenAIClientOptions {
   maxRetries?: number;
   /** Per-request timeout of the SDK (default 10 minutes). */
   timeoutMs?: number;
+  /** A stream with no event for this long is given up as `stream_cut` (default 5 minutes). */
+  idleTimeoutMs?: number;
   /** The key is a stand-in for a local server (changes the 401 message). */
   keyIsPlaceholder?: boolean;
   retry?: Partial<RetryTuning>;
@@ -77,7 +79,9 @@ function isRefused(error: unknown): boolean {
 function innermostMessage(error: unknown): string {
   const chain = causeChain(error);
   const last = chain[chain.length - 1];
-  return typeof last?.message === "string" ? last.message : String(error);
+  const message = typeof last?.message === "string" ? last.message : String(error);
+  // Bun appends advice about its own fetch options, which means nothing to a valarmind user.
+  return message.replace(/\s*For more information, pass `verbose: true`.*$/s, "");
 }
 
 function truncate(text: string, max = 300): string {
@@ -93,6 +97,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
     ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
   };
   const sleep = options.sleep ?? abortableSleep;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
   const ctxFor = (model: string, retries = 0): ErrorContext => ({
     baseURL,
     model,
@@ -132,7 +137,16 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
     return { retry: {}, report: (retries) => unexpectedError(truncate(what), ctxFor(model, retries)), label: what };
   }
 
+  /** Error messages quote servers; a server that echoes the key must not put it on screen or disk. */
   async function* stream(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+    for await (const event of attempt(request, signal)) {
+      yield event.type === "error" && apiKey && event.message.includes(apiKey)
+        ? { ...event, message: event.message.replaceAll(apiKey, "[redacted key]") }
+        : event;
+    }
+  }
+
+  async function* attempt(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
     if (!apiKey) {
       yield noApiKeyError();
       return;
@@ -170,7 +184,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
           await sleep(decision.delayMs, combined);
           continue;
         }
-        yield* consume(events, sdk, request.model, combined);
+        yield* consume(events, sdk, request.model, combined, () => local.abort());
         return;
       }
     } finally {
@@ -183,11 +197,23 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
     sdk: Sdk,
     model: string,
     signal: AbortSignal,
+    stop: () => void,
   ): AsyncGenerator<ModelStreamEvent> {
     const mapper = createStreamMapper(ctxFor(model));
     let cause: string | undefined;
+    let idle = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const kick = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        idle = true;
+        stop();
+      }, idleTimeoutMs);
+    };
     try {
+      kick();
       for await (const raw of events) {
+        kick();
         yield* mapper.push(raw);
         if (mapper.finished) return;
       }
@@ -200,7 +226,10 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
         return;
       }
       cause = truncate(innermostMessage(error));
+    } finally {
+      clearTimeout(timer);
     }
+    if (idle) return yield* mapper.end(`no event for ${describeDelay(idleTimeoutMs)}`);
     // The SDK ends quietly when aborted; an unfinished stream then means the user cancelled.
     if (signal.aborted && !mapper.finished) return yield abortedError();
     yield* mapper.end(cause);

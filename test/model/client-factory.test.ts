@@ -59,6 +59,17 @@ test("the factory's client talks to a local server with the placeholder key", as
   expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${PLACEHOLDER_API_KEY}`);
 });
 
+test("importing the factory and creating a client does not load the openai package", async () => {
+  const code = [
+    'import { createModelClient } from "./src/model/client-factory.ts";',
+    "createModelClient({ settings: {}, env: { OPENAI_API_KEY: 'x' } });",
+    'console.log(Object.keys(require.cache).filter((k) => k.includes("node_modules/openai")).length);',
+  ].join("\n");
+  const child = Bun.spawn(["bun", "-e", code], { cwd: `${import.meta.dir}/../..`, stdout: "pipe", stderr: "pipe" });
+  expect(await child.exited).toBe(0);
+  expect((await new Response(child.stdout).text()).trim()).toBe("0");
+});
+
 test("reasoning: effort from settings with summaries for reasoning models; omitted for 'none' and other models", () => {
   expect(reasoningFor({ model: "gpt-5.5", reasoningEffort: "high" })).toEqual({ effort: "high", summary: "auto" });
   expect(reasoningFor({ model: "o3-mini", reasoningEffort: "low" })).toEqual({ effort: "low", summary: "auto" });

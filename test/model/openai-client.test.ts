@@ -12,6 +12,7 @@ import {
   fixtureError,
   fixtureStream,
   gatedAfter,
+  httpError,
   inputTokensResponse,
   parseSseData,
   readFixture,
@@ -266,6 +267,33 @@ describe("connection problems", () => {
     expect(events.map((e) => e.type)).toEqual(["text_delta", "text_delta", "error"]);
     expect(lastError(events).kind).toBe("stream_cut");
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("hung servers and leaky messages", () => {
+  test("a stream with no event for idleTimeoutMs is given up as stream_cut", async () => {
+    const { response } = gatedAfter(fixtureStream("text_stream.sse"), 6);
+    server.enqueue(response);
+    const events = await collect(client({ idleTimeoutMs: 50 }).stream(request));
+    expect(events.filter((e) => e.type === "text_delta")).toHaveLength(2);
+    expect(lastError(events)).toMatchObject({ kind: "stream_cut" });
+    expect(lastError(events).message).toContain("no event for 50ms");
+    expect(await server.outcome(0)).toBe("client_gone");
+  });
+
+  test("a server that echoes the key does not get it into the error message", async () => {
+    server.enqueue(httpError(401, { message: "key sk-secret-999 is not valid here", code: "invalid_api_key" }));
+    const events = await collect(client({ apiKey: "sk-secret-999" }).stream(request));
+    expect(lastError(events).message).toContain("key [redacted key] is not valid here");
+    expect(JSON.stringify(events)).not.toContain("sk-secret-999");
+  });
+
+  test("a connection reset before the headers is retried, with a short reason", async () => {
+    server.enqueue(cutAfter(fixtureStream("text_stream.sse"), 0, "reset"), textStream("second try"));
+    const events = await collect(client().stream(request));
+    expect(events[0]).toMatchObject({ type: "retry", attempt: 1 });
+    expect(events[0]?.type === "retry" && events[0].reason).not.toContain("verbose");
+    expect(events.at(-1)).toMatchObject({ type: "completed", text: "second try" });
   });
 });
 
