@@ -10,6 +10,7 @@
  *   --script FILE    JSONL answers, one per request (format: test/support/fake-script-file.ts);
  *                    when it runs out, the echo responder takes over
  *   --log FILE       append every request received as one JSON line (path, body)
+ *   --frame-delay MS pause before each SSE event, to watch answers stream in a terminal
  *   --quiet          no per-request line on stderr
  *
  * The echo responder answers "echo: <last user message>", or, after tool calls, a summary of their
@@ -34,6 +35,7 @@ function parse() {
       port: { type: "string", default: "0" },
       script: { type: "string" },
       log: { type: "string" },
+      "frame-delay": { type: "string", default: "0" },
       quiet: { type: "boolean", default: false },
     },
     strict: true,
@@ -42,11 +44,14 @@ function parse() {
 try {
   args = parse();
 } catch (error) {
-  fail(`${error instanceof Error ? error.message : String(error)} (options: --port N, --script FILE, --log FILE, --quiet)`);
+  fail(`${error instanceof Error ? error.message : String(error)} (options: --port N, --script FILE, --log FILE, --frame-delay MS, --quiet)`);
 }
 
 const port = Number(args.values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port ${args.values.port}: expected an integer 0-65535`);
+
+const frameDelayMs = Number(args.values["frame-delay"]);
+if (!Number.isFinite(frameDelayMs) || frameDelayMs < 0) fail(`--frame-delay ${args.values["frame-delay"]}: expected milliseconds >= 0`);
 
 let script: ScriptLine[] = [];
 if (args.values.script) {
@@ -82,8 +87,8 @@ const server = startFakeResponsesServer({
   async responder(body, index) {
     const usage = await simulateUsage(body);
     const entry = script[index];
-    if (entry) return scriptLineToResponse(entry, body, usage);
-    return textStream(echo(body), { request: body, usage });
+    const answer = entry ? scriptLineToResponse(entry, body, usage) : textStream(echo(body), { request: body, usage });
+    return answer.kind === "stream" && frameDelayMs > 0 ? { ...answer, frameDelayMs } : answer;
   },
 });
 

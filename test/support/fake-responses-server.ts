@@ -144,6 +144,7 @@ function sendStream(
         return controller.close();
       }
       next++;
+      if (response.frameDelayMs) await Bun.sleep(response.frameDelayMs);
       controller.enqueue(encoder.encode(frame));
     },
     cancel() {

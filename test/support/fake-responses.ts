@@ -41,6 +41,8 @@ export interface StreamResponse {
   cut?: { afterEvents: number; mode: "reset" | "eof" };
   /** Wait on a gate after this many frames (several allowed). */
   gates?: Array<{ afterEvents: number; gate: Gate }>;
+  /** Pause before each frame, for watching a stream render by hand (scripts/fake-server.ts); never in tests. */
+  frameDelayMs?: number;
   /** For failure messages: which fixture or builder made it. */
   label: string;
 }
