@@ -69,7 +69,7 @@ export function createEditFileTool(): Tool<EditFileArgs> {
       );
     }
     const after = args.replace_all ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
-    const diff = fileDiff(rel, before, after);
+    const diff = await fileDiff(rel, before, after);
     const count = args.replace_all ? at.length : 1;
     return {
       ready: true,

@@ -1,5 +1,7 @@
-/** Unified diffs of a file change (the `diff` package), with +/- line counts for summaries. */
-import { FILE_HEADERS_ONLY, createTwoFilesPatch, structuredPatch } from "diff";
+/**
+ * Unified diffs of a file change (the `diff` package, imported on the first diff so that listing
+ * the tools stays cheap), with +/- line counts for summaries.
+ */
 
 export interface FileDiff {
   text: string;
@@ -8,7 +10,8 @@ export interface FileDiff {
 }
 
 /** `before` undefined means the file is new (diffed against /dev/null). */
-export function fileDiff(rel: string, before: string | undefined, after: string): FileDiff {
+export async function fileDiff(rel: string, before: string | undefined, after: string): Promise<FileDiff> {
+  const { FILE_HEADERS_ONLY, createTwoFilesPatch, structuredPatch } = await import("diff");
   const oldName = before === undefined ? "/dev/null" : `a/${rel}`;
   const text = createTwoFilesPatch(oldName, `b/${rel}`, before ?? "", after, undefined, undefined, {
     context: 3,

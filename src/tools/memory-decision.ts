@@ -91,7 +91,7 @@ export function createRecordDecisionTool(store: () => MemoryStore): Tool<RecordD
       why: args.why,
       date: new Date().toISOString().slice(0, 10),
     });
-    const diff = fileDiff(rel, undefined, content).text;
+    const diff = (await fileDiff(rel, undefined, content)).text;
     return {
       ready: true,
       kind: "write",

@@ -18,7 +18,7 @@ export function createWriteFileTool(): Tool<WriteFileArgs> {
     if (before === args.content) {
       return { ready: false, result: { forModel: `${rel} already has exactly this content; nothing was written.`, summary: `${rel}: unchanged`, isError: false } };
     }
-    const diff = fileDiff(rel, before, args.content);
+    const diff = await fileDiff(rel, before, args.content);
     const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length;
     const verb = before === undefined ? "create" : "overwrite";
     return {
