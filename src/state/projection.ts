@@ -6,8 +6,12 @@
  * or blocked (recent first), the 3 most recent decisions, conventions, open tasks (recent first),
  * older decisions (recent first). The decisions' `why` goes before any item does. Goal and `now`
  * always stay (cut at 600 characters).
- * Pure and synchronous: the caller supplies the token counter (exact, see src/prompt/tokens.ts).
+ * Pure and synchronous: tokens are counted exactly by the supplied counter, by default the o200k
+ * tokenizer of src/prompt/tokens.ts, which the caller loads first (encodeStateToon does).
  */
+import { encode } from "@toon-format/toon";
+import { ValarmindError } from "../errors.ts";
+import { countTokensIfReady } from "../prompt/tokens.ts";
 import type { Blocker, Decision, Task, WorkingState } from "./schema.ts";
 
 export const STATE_TOKEN_CAP = 750;
@@ -54,10 +58,22 @@ export interface ProjectionResult {
 
 export interface ProjectionOptions {
   maxTokens?: number;
-  /** Exact token count of a string. */
-  countTokens: (text: string) => number;
-  /** How the projection becomes prompt text (TOON in production). */
-  render: (projection: StateProjection) => string;
+  /** Exact token count of a string; default: the o200k tokenizer, which must be loaded (`await loadTokenizer()`). */
+  countTokens?: (text: string) => number;
+  /** How the projection becomes prompt text; default: TOON. */
+  render?: (projection: StateProjection) => string;
+}
+
+export function renderToon(projection: StateProjection): string {
+  return encode(projection);
+}
+
+function loadedTokenizerCount(text: string): number {
+  const n = countTokensIfReady(text);
+  if (n === undefined) {
+    throw new ValarmindError("projectState needs the tokenizer: await loadTokenizer() (src/prompt/tokens.ts) first, or pass countTokens");
+  }
+  return n;
 }
 
 type Unit =
@@ -129,16 +145,18 @@ function assemble(state: WorkingState, goal: string, now: string, kept: Readonly
   };
 }
 
-export function projectState(state: WorkingState, options: ProjectionOptions): ProjectionResult {
+export function projectState(state: WorkingState, options: ProjectionOptions = {}): ProjectionResult {
   const cap = options.maxTokens ?? STATE_TOKEN_CAP;
+  const countTokens = options.countTokens ?? loadedTokenizerCount;
+  const render = options.render ?? renderToon;
   const goal = cut(state.goal);
   const now = cut(state.now);
   const fixedOmitted = [...(goal.cut ? ["goal (cut)"] : []), ...(now.cut ? ["now (cut)"] : [])];
   const units = rankUnits(state);
   const ids = units.map(unitId);
-  const measure = (count: number, withWhy: boolean) => {
-    const projection = assemble(state, goal.text, now.text, new Set(ids.slice(0, count)), withWhy);
-    return { projection, tokens: options.countTokens(options.render(projection)) };
+  const measure = (keep: number, withWhy: boolean) => {
+    const projection = assemble(state, goal.text, now.text, new Set(ids.slice(0, keep)), withWhy);
+    return { projection, tokens: countTokens(render(projection)) };
   };
 
   const full = measure(units.length, true);

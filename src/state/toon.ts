@@ -3,10 +3,10 @@
  * again and require the result to equal the projection, count tokens exactly. Called every turn
  * by the prompt builder and by `valarmind compact`.
  */
-import { decode, encode } from "@toon-format/toon";
+import { decode } from "@toon-format/toon";
 import { ValarmindError } from "../errors.ts";
 import { countTokensIfReady, loadTokenizer } from "../prompt/tokens.ts";
-import { projectState, STATE_TOKEN_CAP, type StateProjection } from "./projection.ts";
+import { projectState, renderToon, STATE_TOKEN_CAP, type StateProjection } from "./projection.ts";
 import type { WorkingState } from "./schema.ts";
 
 export interface EncodeStateOptions {
@@ -24,9 +24,7 @@ export interface StateToon {
   projection: StateProjection;
 }
 
-export function renderToon(projection: StateProjection): string {
-  return encode(projection);
-}
+export { renderToon };
 
 /** The first path at which `actual` differs from `expected`, or undefined when they are equal. */
 export function firstDifference(expected: unknown, actual: unknown, path = ""): string | undefined {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { countTokens } from "../../src/prompt/tokens.ts";
+import { countTokens, loadTokenizer } from "../../src/prompt/tokens.ts";
 import * as ops from "../../src/state/ops.ts";
 import { projectState, STATE_TOKEN_CAP } from "../../src/state/projection.ts";
 import { emptyState, type WorkingState } from "../../src/state/schema.ts";
@@ -93,5 +93,17 @@ describe("projectState", () => {
     for (let i = 0; i < 12; i++) s = ops.addTask(s, `task ${i}`, {}, new Date(at.getTime() - i * 60_000)).state;
     const r = projectState(s, { countTokens: (t) => t.length, render: renderToon });
     expect(r.projection.tasks_open.map((t) => t.id)).toEqual(s.tasks_open.map((t) => t.id));
+  });
+
+  test("with the tokenizer loaded, the defaults are TOON and exact o200k counts", async () => {
+    await loadTokenizer();
+    const r = projectState(state20x30());
+    expect(r.tokens).toBe(await countTokens(renderToon(r.projection)));
+    const encoded = await encodeStateToon(state20x30());
+    expect({ projection: r.projection, omitted: r.omitted, tokens: r.tokens }).toEqual({
+      projection: encoded.projection,
+      omitted: encoded.omitted,
+      tokens: encoded.tokens,
+    });
   });
 });
