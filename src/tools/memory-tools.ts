@@ -3,8 +3,8 @@
  * conventions. They change only `.valarmind/memory/state.json`, through the state store (locked,
  * validated, atomic), and say what changed. They need no approval (docs/adr/0030).
  */
-import { addTask, blockTask, completeTask, setConvention, setGoal, setNow, unsetConvention, updateTask, type TaskFields } from "../state/ops.ts";
-import { TASK_STATUSES } from "../state/schema.ts";
+import { addTask, blockTask, completeTask, setConvention, setGoal, setNow, unsetConvention, updateTask, type OpResult, type TaskFields } from "../state/ops.ts";
+import { TASK_STATUSES, type WorkingState } from "../state/schema.ts";
 import { toolText } from "./descriptions.ts";
 import { applyMemoryOp, describeTasks, type MemoryStore } from "./memory-store.ts";
 import type { Tool, ToolResult } from "./types.ts";
@@ -115,23 +115,23 @@ export function createTaskTool(store: () => MemoryStore): Tool<TaskArgs> {
       if (args.status !== undefined) fields.status = args.status;
       if (args.note !== undefined) fields.note = args.note;
       if (args.files !== undefined) fields.files = args.files;
-      const tasks = describeTasks((await s.read()).state);
-      const retry = `${tasks} Call memory_task again with a valid id.`;
-      switch (args.action) {
-        case "add":
-          if (args.title === undefined) return missing("title", "add");
-          return applyMemoryOp(s, (st) => addTask(st, args.title ?? "", fields), "Call memory_task again with a title.");
-        case "update":
-          if (args.id === undefined) return missing("id", "update");
-          return applyMemoryOp(s, (st) => updateTask(st, args.id ?? "", fields), retry);
-        case "done":
-          if (args.id === undefined) return missing("id", "done");
-          return applyMemoryOp(s, (st) => completeTask(st, args.id ?? ""), retry);
-        case "block":
-          if (args.id === undefined) return missing("id", "block");
-          if (args.reason === undefined) return missing("reason", "block");
-          return applyMemoryOp(s, (st) => blockTask(st, args.id ?? "", args.reason ?? ""), retry);
+      if (args.action === "add") {
+        if (args.title === undefined) return missing("title", "add");
+        return applyMemoryOp(s, (st) => addTask(st, args.title ?? "", fields), "Call memory_task again with a title.");
       }
+      const id = args.id;
+      if (id === undefined) return missing("id", args.action);
+      let op: (st: WorkingState) => OpResult;
+      if (args.action === "update") op = (st) => updateTask(st, id, fields);
+      else if (args.action === "done") op = (st) => completeTask(st, id);
+      else {
+        const reason = args.reason;
+        if (reason === undefined) return missing("reason", "block");
+        op = (st) => blockTask(st, id, reason);
+      }
+      const result = await applyMemoryOp(s, op, "Call memory_task again with a valid id.");
+      // An unknown id is the usual mistake: the task list lets the model pick the right one.
+      return result.isError ? { ...result, forModel: `${result.forModel} ${describeTasks((await s.read()).state)}` } : result;
     },
   };
 }
