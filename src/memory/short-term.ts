@@ -12,13 +12,27 @@
  *   if (fold) session.append(fold);
  *   const ws = memory.workingSetRecord(turn.turn); if (ws) session.append(ws);
  */
-import type { NewRecord, TranscriptRecord } from "../session/transcript-schema.ts";
+import type { NewRecord, ToolCallRecord, TranscriptRecord } from "../session/transcript-schema.ts";
 import { foldTurns, type RollingSummary, type Summarizer } from "./summary.ts";
 import { TouchedEntities, type TouchedEntity } from "./touched.ts";
-import type { Turn } from "./turn.ts";
+import type { ToolExchange, Turn } from "./turn.ts";
 import { ConversationWindow } from "./window.ts";
 import { WorkingSet, type WorkingSetEvent, type WorkingSetItem } from "./working-set.ts";
 import type { OverflowPolicy } from "./working-set-policy.ts";
+
+/** A tool record as a turn item: in the window its prompt summary, in a pending turn its output. */
+function toolItem(record: ToolCallRecord, form: "summary" | "output"): ToolExchange {
+  const tokens = record.tokens ? { call: record.tokens.call, output: form === "summary" ? record.tokens.summary : record.tokens.output } : undefined;
+  return {
+    kind: "tool",
+    callId: record.call_id,
+    name: record.name,
+    arguments: record.arguments,
+    output: form === "summary" ? record.summary : record.output,
+    isError: record.is_error,
+    ...(tokens && { tokens }),
+  };
+}
 
 export type MemoryEvent =
   | WorkingSetEvent
@@ -81,41 +95,38 @@ export class ShortTermMemory {
   /** Rebuilds the memory from transcript records (the header excluded), without summarizing anything. */
   static fromRecords(records: readonly TranscriptRecord[], options: ShortTermOptions): ShortTermMemory {
     const memory = new ShortTermMemory(options);
-    let open: Turn | undefined;
+    // The open turn keeps its records: the window carries tool summaries, a pending turn its outputs.
+    let open: { turn: Turn; calls: Map<string, ToolCallRecord> } | undefined;
     const close = (stopReason: Turn["stopReason"]) => {
       if (!open) return;
-      open.stopReason ??= stopReason;
-      memory.endTurn(open);
+      const { turn, calls } = open;
+      turn.stopReason ??= stopReason;
+      turn.items = turn.items.map((item) => {
+        const call = item.kind === "tool" ? calls.get(item.callId) : undefined;
+        return call ? toolItem(call, "summary") : item;
+      });
+      memory.endTurn(turn);
       open = undefined;
     };
     for (const record of records) {
       switch (record.kind) {
         case "user":
           close("error");
-          open = { turn: record.turn, user: record.text, items: [], ...(record.tokens !== undefined && { userTokens: record.tokens }) };
+          open = { turn: { turn: record.turn, user: record.text, items: [], ...(record.tokens !== undefined && { userTokens: record.tokens }) }, calls: new Map() };
           memory.lastTurn = Math.max(memory.lastTurn, record.turn);
           break;
         case "assistant":
-          if (open?.turn === record.turn) open.items.push({ kind: "assistant", text: record.text, ...(record.tokens !== undefined && { tokens: record.tokens }) });
+          if (open?.turn.turn === record.turn) open.turn.items.push({ kind: "assistant", text: record.text, ...(record.tokens !== undefined && { tokens: record.tokens }) });
           break;
         case "tool_call":
-          if (open?.turn === record.turn) {
-            open.items.push({
-              kind: "tool",
-              callId: record.call_id,
-              name: record.name,
-              arguments: record.arguments,
-              // The window carries the prompt summary; the raw result stays on disk.
-              output: record.summary,
-              isError: record.is_error,
-              ...(record.tokens && { tokens: { call: record.tokens.call, output: record.tokens.summary } }),
-            });
+          if (open?.turn.turn === record.turn) {
+            open.turn.items.push(toolItem(record, "output"));
+            open.calls.set(record.call_id, record);
           }
           break;
         case "turn_end":
-          if (open?.turn === record.turn) {
-            open.stopReason = record.stop_reason;
-            if (record.usage) open.usage = record.usage;
+          if (open?.turn.turn === record.turn) {
+            if (record.usage) open.turn.usage = record.usage;
             close(record.stop_reason);
           }
           break;
@@ -131,7 +142,7 @@ export class ShortTermMemory {
           break;
       }
     }
-    memory.pending = open;
+    memory.pending = open?.turn;
     memory.events = [];
     memory.workingSetDirty = false;
     return memory;

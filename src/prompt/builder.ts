@@ -1,0 +1,210 @@
+/**
+ * The prompt builder: every model call valarmind makes is assembled here, under a token budget,
+ * in a prefix-cache-friendly order, and leaves a manifest. Stateless requests (no
+ * previous_response_id, store:false) with a stable `prompt_cache_key` per session.
+ *
+ * How the agent calls it, once per model call (step) of a turn:
+ *
+ *   const built = await buildRequest({
+ *     settings, sessionId: session.id, turn, step, now: turnStartedAt,
+ *     tools: registry.specs,
+ *     sources: { project, personal, state, git },          // instruction-files.ts, StateStore, git-info.ts
+ *     memory: memory.view(),                               // ShortTermMemory
+ *     task: { userText, items: stepsSoFar },
+ *   });
+ *   session.append(memory.apply(built.changes, turn));     // budget folds/evictions become real
+ *   const path = writeManifest(session.dir, built.manifest);
+ *   for await (const event of client.stream(built.request, signal)) ...
+ *   recordUsage(path, usage);
+ *
+ * The result is data: `request` can be printed (`valarmind prompt --show-prompt`) without sending
+ * it. The inputs are never mutated; what the cutoff changed is in `changes`.
+ */
+import type { Settings } from "../config/settings-schema.ts";
+import type { MemoryChanges, MemoryView } from "../memory/short-term.ts";
+import { ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
+import { TouchedEntities } from "../memory/touched.ts";
+import type { Turn } from "../memory/turn.ts";
+import type { FunctionToolSpec, ModelRequest } from "../model/types.ts";
+import { STATE_TOKEN_CAP } from "../state/projection.ts";
+import type { WorkingState } from "../state/schema.ts";
+import { applyCutoff } from "./cutoff.ts";
+import type { GitInfo } from "./git-info.ts";
+import { MANIFEST_VERSION, type DroppedItem, type Manifest } from "./manifest-schema.ts";
+import { promptText } from "./prompt-text.ts";
+import type { Regions } from "./regions.ts";
+import { contentHash, renderPass } from "./render-pass.ts";
+import { toolPiece } from "./request-assembly.ts";
+import type { CurrentTask, InstructionFile, SectionContext } from "./section.ts";
+import { mainTurnRegions } from "./standard-regions.ts";
+import { countTokensIfReady, loadTokenizer } from "./tokens.ts";
+
+export type BuildSettings = Pick<Settings, "model" | "maxContextTokens" | "toolOutputTokens" | "windowBlockTurns" | "reasoningEffort">;
+
+export interface BuildInput {
+  settings: BuildSettings;
+  sessionId: string;
+  turn: number;
+  /** Model call within the turn (1 = the first; the tool loop adds steps). */
+  step?: number;
+  purpose?: Manifest["purpose"];
+  /** When the turn started: volatile sections show it; never part of the stable prefix. */
+  now?: Date;
+  regions?: Regions;
+  tools?: readonly FunctionToolSpec[];
+  sources?: {
+    coreRules?: string;
+    project?: InstructionFile;
+    personal?: InstructionFile;
+    state?: WorkingState;
+    git?: GitInfo;
+  };
+  memory?: MemoryView;
+  task?: CurrentTask;
+  /** Summary requests: the turns being folded. */
+  evictedTurns?: readonly Turn[];
+  /** Folds the window when the budget requires it (default: the offline extractive summarizer). */
+  summarizer?: Summarizer;
+  /** The current task's files; default: files of in-progress tasks plus files named in the message. */
+  attention?: readonly string[];
+  /** Overrides settings.maxContextTokens (`--budget`). */
+  budgetTokens?: number;
+  /** Manifest timestamp (tests). */
+  clock?: () => Date;
+  signal?: AbortSignal;
+}
+
+export interface BuiltRequest {
+  request: ModelRequest;
+  manifest: Manifest;
+  /** What the cutoff changed in short-term memory; apply with `ShortTermMemory.apply`. */
+  changes: MemoryChanges;
+}
+
+/** Exact o200k counter: loads the tokenizer (~10 ms from its cache) and counts memoised by content. */
+export async function exactCounter(): Promise<(text: string) => number> {
+  await loadTokenizer();
+  return (text) => {
+    const n = countTokensIfReady(text);
+    if (n === undefined) throw new Error("tokenizer loaded but did not count (internal error)");
+    return n;
+  };
+}
+
+/** Files the current task is about: in-progress tasks' files and files named in the message. */
+export function attentionFor(state: WorkingState | undefined, userText: string | undefined): string[] {
+  const files = new Set<string>();
+  for (const task of state?.tasks_open ?? []) {
+    if (task.status === "in_progress") for (const f of task.files ?? []) files.add(f.toLowerCase());
+  }
+  if (userText) {
+    const scratch = new TouchedEntities();
+    scratch.observeText(userText, 0);
+    for (const e of scratch.list("file")) files.add(e.name.toLowerCase());
+  }
+  return [...files];
+}
+
+export function promptCacheKey(sessionId: string, purpose: Manifest["purpose"]): string {
+  return purpose === "turn" ? `valarmind-${sessionId}` : `valarmind-${sessionId}-${purpose}`;
+}
+
+export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
+  const count = await exactCounter();
+  const regions = input.regions ?? mainTurnRegions();
+  const budget = input.budgetTokens ?? input.settings.maxContextTokens;
+  const purpose = input.purpose ?? "turn";
+  const tools = input.tools ?? [];
+  const toolPieces = tools.map(toolPiece);
+  const memory = input.memory;
+  const sources = input.sources ?? {};
+
+  const ctx: SectionContext = {
+    model: input.settings.model,
+    sessionId: input.sessionId,
+    turn: input.turn,
+    now: input.now ?? new Date(),
+    coreRules: sources.coreRules ?? promptText("core-rules"),
+    project: sources.project,
+    personal: sources.personal,
+    summary: memory?.summary,
+    turns: memory?.turns ?? [],
+    state: sources.state,
+    stateCap: STATE_TOKEN_CAP,
+    workingSet: memory?.workingSet ?? [],
+    overflowPolicy: memory?.overflowPolicy ?? "priority",
+    attention: input.attention ?? attentionFor(sources.state, input.task?.userText),
+    touchedFiles: memory?.touchedFiles ?? [],
+    touchedSymbols: memory?.touchedSymbols ?? [],
+    git: sources.git,
+    task: input.task,
+    evictedTurns: input.evictedTurns ?? [],
+    toolOutputTokens: input.settings.toolOutputTokens,
+    count,
+  };
+  const rerender = (c: SectionContext) => renderPass(regions, c, tools, toolPieces, count);
+  const first = await rerender(ctx);
+  const cut =
+    first.total > budget
+      ? await applyCutoff({
+          ctx,
+          first,
+          budget,
+          rerender,
+          windowBlockTurns: input.settings.windowBlockTurns,
+          summarizer: input.summarizer ?? new ExtractiveSummarizer(),
+          count,
+          ...(input.signal ? { signal: input.signal } : {}),
+        })
+      : { pass: first, steps: [], dropped: [], changes: {}, workingSetEvents: [] };
+  const pass = cut.pass;
+
+  const request: ModelRequest = {
+    model: input.settings.model,
+    instructions: pass.parts.instructions,
+    input: pass.parts.input,
+    tools: pass.parts.tools,
+    prompt_cache_key: promptCacheKey(input.sessionId, purpose),
+    store: false,
+    ...(input.settings.reasoningEffort !== "none" && { reasoning: { effort: input.settings.reasoningEffort } }),
+  };
+
+  const dropped: DroppedItem[] = [
+    ...pass.failures.map((f): DroppedItem => ({ id: f.id, tokens: 0, reason: "section_error", detail: `section '${f.id}' (${f.region}) failed: ${f.error}` })),
+    ...pass.duplicates.map((d): DroppedItem => ({ id: d.id, tokens: count(d.text), reason: "duplicate", detail: `same content as ${d.duplicateOf}, sent once` })),
+    ...pass.pieces.flatMap((p) => (p.dropped ?? []).map((d): DroppedItem => ({ id: d.id, tokens: d.tokens ?? 0, reason: d.reason, ...(d.detail && { detail: d.detail }) }))),
+    ...cut.dropped,
+  ];
+
+  const manifest: Manifest = {
+    manifest_version: MANIFEST_VERSION,
+    timestamp: (input.clock?.() ?? new Date()).toISOString(),
+    session: input.sessionId,
+    turn: input.turn,
+    step: input.step ?? 1,
+    purpose,
+    model: input.settings.model,
+    budget_tokens: budget,
+    total_tokens: pass.total,
+    framing_tokens: pass.total - pass.itemTokens,
+    stable_prefix_tokens: pass.stablePrefix,
+    prompt_cache_key: request.prompt_cache_key,
+    regions: ["tools", ...regions.names()],
+    items: pass.pieces.map((p) => ({
+      id: p.id,
+      type: p.type,
+      region: p.region,
+      format: p.format,
+      placement: p.placement,
+      tokens: p.tokens,
+      stable: p.stable,
+      reason: p.reason,
+      ...(p.detail && { detail: p.detail }),
+      hash: contentHash(p),
+    })),
+    dropped,
+    cutoff_steps: cut.steps,
+    memory_events: [...(memory?.events ?? []), ...cut.workingSetEvents].map((e) => ({ ...e })),
+  };
+  return { request, manifest, changes: cut.changes };
+}

@@ -1,0 +1,118 @@
+/**
+ * Manifest files: `.valarmind/sessions/<session-id>/manifests/<turn>-<step>.json` (summary and
+ * title requests add `-summary` / `-title`). Validated against manifest-schema.ts on every write
+ * and read; written atomically; never overwritten (a rebuilt step gets `-2`, `-3`, ...).
+ *
+ *   const path = await writeManifest(session.dir, built.manifest);
+ *   ... after the call:
+ *   await recordUsage(path, usage);                  // input, cached, output, reasoning
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { ValarmindError } from "../errors.ts";
+import type { Usage } from "../model/types.ts";
+import { writeFileAtomic } from "../state/atomic-write.ts";
+import { ManifestSchema, type Manifest } from "./manifest-schema.ts";
+
+let validator: Promise<ValidateFunction> | undefined;
+
+/** ajv (draft 2020-12 + formats), compiled on first use: a dry run never pays for it. */
+function manifestValidator(): Promise<ValidateFunction> {
+  validator ??= (async () => {
+    const [{ default: Ajv2020 }, { default: addFormats }] = await Promise.all([import("ajv/dist/2020.js"), import("ajv-formats")]);
+    const ajv = new Ajv2020({ allErrors: false, strict: true });
+    addFormats(ajv);
+    return ajv.compile(manifestJsonSchema());
+  })();
+  return validator;
+}
+
+/** The JSON Schema document (TypeBox's symbols dropped). */
+export function manifestJsonSchema(): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(ManifestSchema)) as Record<string, unknown>;
+}
+
+function describe(errors: ErrorObject[] | null | undefined): string {
+  const first = errors?.[0];
+  if (!first) return "does not match the manifest schema";
+  return `${first.instancePath || "/"} ${first.message ?? first.keyword}`;
+}
+
+export async function validateManifest(value: unknown, where: string): Promise<Manifest> {
+  const validate = await manifestValidator();
+  if (!validate(value)) {
+    throw new ValarmindError(`${where}: invalid manifest: ${describe(validate.errors)}`, {
+      hint: "Manifests are written by valarmind; if this file was edited, restore it or delete it.",
+    });
+  }
+  return value as Manifest;
+}
+
+export function manifestsDir(sessionDir: string): string {
+  return join(sessionDir, "manifests");
+}
+
+export function manifestBaseName(manifest: Pick<Manifest, "turn" | "step" | "purpose">): string {
+  const base = `${String(manifest.turn).padStart(4, "0")}-${String(manifest.step).padStart(2, "0")}`;
+  return manifest.purpose === "turn" ? base : `${base}-${manifest.purpose}`;
+}
+
+/** Validates and writes the manifest; returns its path. */
+export async function writeManifest(sessionDir: string, manifest: Manifest): Promise<string> {
+  const dir = manifestsDir(sessionDir);
+  const base = manifestBaseName(manifest);
+  await validateManifest(manifest, `${dir}/${base}.json`);
+  await mkdir(dir, { recursive: true });
+  let path = join(dir, `${base}.json`);
+  for (let n = 2; existsSync(path); n++) path = join(dir, `${base}-${n}.json`);
+  await writeFileAtomic(path, `${JSON.stringify(manifest, null, 2)}\n`);
+  return path;
+}
+
+export async function readManifest(path: string): Promise<Manifest> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, "utf8"));
+  } catch (error) {
+    throw new ValarmindError(`${path}: cannot read the manifest (${error instanceof Error ? error.message : String(error)})`, {
+      hint: "Manifests are written by valarmind; delete a damaged one, it only describes a past call.",
+    });
+  }
+  return validateManifest(value, path);
+}
+
+async function update(path: string, change: (m: Manifest) => Manifest): Promise<Manifest> {
+  const next = change(await readManifest(path));
+  await validateManifest(next, path);
+  await writeFileAtomic(path, `${JSON.stringify(next, null, 2)}\n`);
+  return next;
+}
+
+/** Adds the API's usage for the call after it completed. */
+export function recordUsage(path: string, usage: Usage): Promise<Manifest> {
+  return update(path, (m) => ({ ...m, usage: { input: usage.input, cached: usage.cached, output: usage.output, reasoning: usage.reasoning } }));
+}
+
+/** Adds the API's own count of the request's input tokens (`--tokens api`). */
+export function recordApiCount(path: string, tokens: number): Promise<Manifest> {
+  return update(path, (m) => ({ ...m, api_input_tokens: tokens }));
+}
+
+/** Manifest files of a session, in call order. */
+export async function listManifestFiles(sessionDir: string): Promise<string[]> {
+  const dir = manifestsDir(sessionDir);
+  if (!existsSync(dir)) return [];
+  const keyed = (await readdir(dir)).flatMap((name) => {
+    const m = /^(\d{4})-(\d{2})(?:-(.+))?\.json$/.exec(name);
+    return m ? [{ name, turn: Number(m[1]), step: Number(m[2]), rest: m[3] ?? "" }] : [];
+  });
+  keyed.sort((a, b) => a.turn - b.turn || a.step - b.step || a.rest.localeCompare(b.rest, "en", { numeric: true }));
+  return keyed.map((k) => join(dir, k.name));
+}
+
+export async function readManifests(sessionDir: string): Promise<Array<{ path: string; manifest: Manifest }>> {
+  const files = await listManifestFiles(sessionDir);
+  return Promise.all(files.map(async (path) => ({ path, manifest: await readManifest(path) })));
+}

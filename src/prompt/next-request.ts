@@ -1,0 +1,94 @@
+/**
+ * "The next request for the current session", built offline: load the session's transcript,
+ * rebuild short-term memory (window, summary, working set, touched files), read the working
+ * state, the instruction files and git status, and build — nothing is sent or written. Used by
+ * `valarmind prompt --dry-run` and available to the agent for previews.
+ */
+import type { WorkspacePaths } from "../config/paths.ts";
+import type { Settings } from "../config/settings-schema.ts";
+import { ShortTermMemory } from "../memory/short-term.ts";
+import { ExtractiveSummarizer } from "../memory/summary.ts";
+import type { FunctionToolSpec } from "../model/types.ts";
+import { findSession, latestSession, readSession, type SessionRef } from "../session/transcript.ts";
+import { StateStore } from "../state/store.ts";
+import { buildRequest, exactCounter, type BuiltRequest } from "./builder.ts";
+import { readGitInfo } from "./git-info.ts";
+import { readInstructionFiles } from "./instruction-files.ts";
+import type { CurrentTask } from "./section.ts";
+
+export interface NextRequestOptions {
+  paths: WorkspacePaths;
+  settings: Settings;
+  /** The next user message; without one, a pending (unfinished) turn is previewed, else no task. */
+  message?: string;
+  /** Session id or prefix; default the latest session. */
+  session?: string;
+  tools?: readonly FunctionToolSpec[];
+  budgetTokens?: number;
+  now?: Date;
+}
+
+export interface NextRequest extends BuiltRequest {
+  session: SessionRef | undefined;
+  sessionId: string;
+  turn: number;
+  /** Things the reader should know (state recovered, window folded for the preview, no message). */
+  notices: string[];
+}
+
+/** Session id shown for a workspace with no session yet (the real one is random). */
+export const NEW_SESSION_ID = "new";
+
+export async function buildNextRequest(options: NextRequestOptions): Promise<NextRequest> {
+  const { paths, settings } = options;
+  const ref = options.session ? findSession(paths, options.session) : latestSession(paths);
+  const [count, stateRead, files, git] = await Promise.all([
+    exactCounter(),
+    new StateStore(paths).read(),
+    readInstructionFiles(paths),
+    readGitInfo(paths.root),
+  ]);
+  const notices = [...stateRead.notices];
+  const read = ref ? readSession(ref.file) : undefined;
+  if (read?.tornTail !== undefined) notices.push(`${ref?.file}: last line is incomplete (a crash mid-write); it is ignored here and recovered on resume`);
+  const memory = ShortTermMemory.fromRecords(read?.records ?? [], {
+    shortBufferTurns: settings.shortBufferTurns,
+    windowBlockTurns: settings.windowBlockTurns,
+    workingSetTokens: settings.workingSetTokens,
+    overflowPolicy: settings.overflowPolicy,
+    countTokens: count,
+  });
+  const summarizer = new ExtractiveSummarizer();
+  while (memory.window.overflowBlock().length > 0) {
+    const record = await memory.slide(summarizer);
+    if (record?.kind === "summary") notices.push(`the window held more than ${settings.shortBufferTurns} turns: turns ${record.from_turn}–${record.through_turn} folded with the offline summarizer for this preview`);
+  }
+
+  let task: CurrentTask | undefined;
+  let turn = memory.lastTurn + 1;
+  if (options.message !== undefined) {
+    task = { userText: options.message, items: [] };
+  } else if (memory.pending) {
+    turn = memory.pending.turn;
+    task = { userText: memory.pending.user, items: memory.pending.items };
+    notices.push(`turn ${turn} never finished; previewing its retry`);
+  } else {
+    notices.push("no message given: the request has no current task (pass one: valarmind prompt --dry-run \"...\")");
+  }
+
+  const sessionId = read?.header.id ?? NEW_SESSION_ID;
+  if (!ref) notices.push("no session yet in this workspace: showing the first request of a new session");
+  const built = await buildRequest({
+    settings,
+    sessionId,
+    turn,
+    ...(options.now && { now: options.now }),
+    ...(options.tools && { tools: options.tools }),
+    sources: { state: stateRead.state, git, ...files },
+    memory: memory.view(),
+    ...(task && { task }),
+    summarizer,
+    ...(options.budgetTokens !== undefined && { budgetTokens: options.budgetTokens }),
+  });
+  return { ...built, session: ref, sessionId, turn, notices };
+}

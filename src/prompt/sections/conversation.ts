@@ -1,0 +1,81 @@
+/**
+ * Short-term memory sections: the rolling summary and the conversation window. Both are stable
+ * (append-only between folds), so they sit in the cached prefix. Window tool exchanges carry
+ * their prompt summaries; any output still over the cap is shortened head+tail.
+ */
+import type { InputItem } from "../../model/types.ts";
+import type { Turn, TurnItem } from "../../memory/turn.ts";
+import { tagged, type Piece, type Section, type SectionContext } from "../section.ts";
+import { shortenHeadTail } from "../shorten.ts";
+
+export const summarySection: Section = {
+  id: "summary",
+  region: "summary",
+  stable: true,
+  placement: "message",
+  role: "developer",
+  type: "summary",
+  format: "text",
+  reason: "rolling_summary",
+  render: (ctx) => {
+    const summary = ctx.summary;
+    if (!summary || summary.text.trim() === "") return "";
+    const turns = `${summary.fromTurn}–${summary.throughTurn}`;
+    return [
+      {
+        id: "summary",
+        type: "summary",
+        format: "text",
+        reason: "rolling_summary",
+        detail: `summary of turns ${turns}, folded out of the window`,
+        placement: "message",
+        role: "developer",
+        text: tagged("conversation_summary", summary.text, { turns }),
+      },
+    ];
+  },
+};
+
+/** The input items of turn steps; function outputs over the cap are shortened head+tail. */
+export function stepItems(items: readonly TurnItem[], ctx: SectionContext): InputItem[] {
+  const out: InputItem[] = [];
+  for (const item of items) {
+    if (item.kind === "assistant") {
+      if (item.text !== "") out.push({ type: "message", role: "assistant", content: item.text });
+      continue;
+    }
+    out.push({ type: "function_call", call_id: item.callId, name: item.name, arguments: item.arguments });
+    const output = shortenHeadTail(item.output, ctx.toolOutputTokens, ctx.count).text;
+    out.push({ type: "function_call_output", call_id: item.callId, output });
+  }
+  return out;
+}
+
+export function turnItems(turn: Turn, ctx: SectionContext): InputItem[] {
+  return [{ type: "message", role: "user", content: turn.user }, ...stepItems(turn.items, ctx)];
+}
+
+export const conversationSection: Section = {
+  id: "conversation",
+  region: "conversation",
+  stable: true,
+  placement: "items",
+  type: "turn",
+  format: "items",
+  reason: "recent_turn",
+  render: (ctx) => {
+    const first = ctx.turns[0]?.turn;
+    const last = ctx.turns.at(-1)?.turn;
+    return ctx.turns.map(
+      (turn): Piece => ({
+        id: `turn:${turn.turn}`,
+        type: "turn",
+        format: "items",
+        reason: "recent_turn",
+        detail: `turn ${turn.turn} of the window (turns ${first}–${last})`,
+        placement: "items",
+        items: turnItems(turn, ctx),
+      }),
+    );
+  },
+};

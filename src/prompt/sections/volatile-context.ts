@@ -1,0 +1,71 @@
+/**
+ * Volatile context: the date and time the turn started, git branch and changed files, and the
+ * files and symbols the session has touched. Near the end of the request, so its changes never
+ * break the cached prefix; taken once per turn, so steps of one turn still share a prefix.
+ */
+import type { TouchedEntity } from "../../memory/touched.ts";
+import { tagged, type Section } from "../section.ts";
+
+const MAX_FILES = 12;
+const MAX_SYMBOLS = 12;
+
+function pad(n: number): string {
+  return String(n).padStart(2, "0");
+}
+
+/** Local time to the minute with its UTC offset: "2026-01-31 Sat 12:34 (UTC-03:00)". */
+export function formatLocalTime(date: Date): string {
+  const day = date.toLocaleDateString("en-US", { weekday: "short" });
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? "+" : "-";
+  const abs = Math.abs(offset);
+  const stamp = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${day} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  return `${stamp} (UTC${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)})`;
+}
+
+function describeEntity(e: TouchedEntity): string {
+  const parts: string[] = [];
+  if (e.edits > 0) parts.push(`edited ${e.edits}×`);
+  if (e.reads > 0) parts.push(`read ${e.reads}×`);
+  if (e.mentions > 0) parts.push(`mentioned ${e.mentions}×`);
+  return `${e.name} (${parts.join(", ")}, last turn ${e.lastTurn})`;
+}
+
+export const volatileContextSection: Section = {
+  id: "volatile_context",
+  region: "context",
+  stable: false,
+  placement: "message",
+  role: "developer",
+  type: "volatile_context",
+  format: "text",
+  reason: "volatile_context",
+  render: (ctx) => {
+    const lines = [`time: ${formatLocalTime(ctx.now)}`];
+    if (ctx.git) {
+      const { branch, upstream, changes, changeCount } = ctx.git;
+      lines.push(`git: branch ${branch}${upstream ? ` [${upstream}]` : ""}, ${changeCount === 0 ? "clean" : `${changeCount} changed`}`);
+      for (const change of changes) lines.push(`  ${change}`);
+      if (changeCount > changes.length) lines.push(`  … ${changeCount - changes.length} more`);
+    }
+    const files = ctx.touchedFiles.slice(0, MAX_FILES);
+    if (files.length > 0) {
+      lines.push("touched files:");
+      for (const file of files) lines.push(`  ${describeEntity(file)}`);
+    }
+    const symbols = ctx.touchedSymbols.slice(0, MAX_SYMBOLS);
+    if (symbols.length > 0) lines.push(`touched symbols: ${symbols.map((s) => `${s.name} (${s.mentions}×)`).join(", ")}`);
+    return [
+      {
+        id: "volatile_context",
+        type: "volatile_context",
+        format: "text",
+        reason: "volatile_context",
+        detail: `time${ctx.git ? ", git status" : ""}${files.length ? `, ${files.length} touched files` : ""}${symbols.length ? `, ${symbols.length} symbols` : ""}`,
+        placement: "message",
+        role: "developer",
+        text: tagged("context", lines.join("\n")),
+      },
+    ];
+  },
+};

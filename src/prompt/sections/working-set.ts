@@ -1,0 +1,39 @@
+/**
+ * The working set: one piece per item, in insertion order (a new item appends, so the pieces
+ * before it keep their cached tokens). The reason records the item's source and its priority as
+ * the overflow policy sees it, attention boost included.
+ */
+import { effectivePriority, matchesAttention } from "../../memory/working-set-policy.ts";
+import { tagged, type Piece, type Section } from "../section.ts";
+
+export const workingSetSection: Section = {
+  id: "working_set",
+  region: "working_set",
+  stable: false,
+  placement: "message",
+  role: "developer",
+  type: "working_set_item",
+  format: "text",
+  reason: "working_set",
+  render: (ctx) =>
+    ctx.workingSet.map((item): Piece => {
+      const attention = { turn: ctx.turn, attention: ctx.attention };
+      const boosted = matchesAttention(item, ctx.attention);
+      const effective = effectivePriority(item, attention);
+      return {
+        id: `ws:${item.id}`,
+        type: "working_set_item",
+        format: "text",
+        reason: "working_set",
+        detail: `source ${item.source}, priority ${item.priority.toFixed(2)} → ${effective.toFixed(2)}${boosted ? " (boosted: current task's file)" : ""}, added turn ${item.added_turn}`,
+        placement: "message",
+        role: "developer",
+        body: item.content,
+        text: tagged("working_set_item", item.content, {
+          id: item.id,
+          source: item.source,
+          tags: item.tags.length > 0 ? item.tags.join(",") : undefined,
+        }),
+      };
+    }),
+};
