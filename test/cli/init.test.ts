@@ -69,4 +69,14 @@ describe("valarmind init", () => {
     expect(r.stderr).toContain("state.json was not valid JSON");
     expect(r.stderr).toContain("state.json.corrupt-");
   });
+
+  test("a file where .valarmind/ should be is reported, not overwritten", async () => {
+    const dir = await makeTempDir();
+    await writeFile(join(dir, ".valarmind"), "mine");
+    const r = await runCli(["init"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot create the directory ${join(dir, ".valarmind")}`);
+    expect(r.stderr).toContain("A file may be in the way");
+    expect(await readFile(join(dir, ".valarmind"), "utf8")).toBe("mine");
+  });
 });

@@ -6,6 +6,7 @@
 import { mkdir, open, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
+import { ValarmindError } from "../../errors.ts";
 import { writeFileAtomic } from "../../state/atomic-write.ts";
 import { stateJsonSchema } from "../../state/schema.ts";
 import { StateStore } from "../../state/store.ts";
@@ -68,7 +69,15 @@ async function ensureGitignore(root: string): Promise<string> {
 async function ensureDirs(paths: WorkspacePaths): Promise<string[]> {
   const lines: string[] = [];
   for (const dir of [paths.dir, paths.memoryDir, paths.schemasDir, paths.sessionsDir, paths.cacheDir]) {
-    const created = await mkdir(dir, { recursive: true });
+    let created: string | undefined;
+    try {
+      created = await mkdir(dir, { recursive: true });
+    } catch (error) {
+      throw new ValarmindError(`cannot create the directory ${dir}: ${error instanceof Error ? error.message : String(error)}`, {
+        hint: "A file may be in the way, or the directory is not writable. Move it and run 'valarmind init' again.",
+        cause: error,
+      });
+    }
     if (created !== undefined) lines.push(`created ${relative(paths.root, dir)}/`);
   }
   return lines;
