@@ -50,6 +50,7 @@ export const BlockerSchema = Type.Object(
 
 export const StateSchema = Type.Object(
   {
+    $schema: Type.Optional(Type.String({ description: "optional, for editors: ./schemas/state.schema.json" })),
     schema_version: Type.Literal(STATE_SCHEMA_VERSION, { description: "format version of this file" }),
     updated_at: Type.String({ format: "date-time", description: "last change, stamped by every write" }),
     goal: Type.String({ description: "the project's current objective" }),

@@ -152,7 +152,8 @@ export class StateStore {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(raw);
+      // Editors on Windows may add a byte-order mark; it is not part of the JSON.
+      parsed = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
     } catch (error) {
       return { kind: "bad", raw, reason: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
     }

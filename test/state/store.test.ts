@@ -148,4 +148,14 @@ describe("StateStore", () => {
     const { state } = await store.read();
     expect(state.tasks_open.map((t) => t.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `T-${i + 1}`).sort());
   });
+
+  test("a byte-order mark and an editor's $schema key are accepted and kept", async () => {
+    const paths = await workspace();
+    const doc = { $schema: "./schemas/state.schema.json", ...emptyState(fixed), goal: "bom" };
+    await writeFile(paths.stateJson, `\ufeff${JSON.stringify(doc)}`);
+    const store = new StateStore(paths, { clock: () => fixed });
+    expect((await store.read()).state.goal).toBe("bom");
+    await store.update((s) => ops.setNow(s, "x"));
+    expect(JSON.parse(await readFile(paths.stateJson, "utf8")).$schema).toBe("./schemas/state.schema.json");
+  });
 });
