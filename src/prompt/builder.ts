@@ -25,6 +25,7 @@ import type { MemoryChanges, MemoryView } from "../memory/short-term.ts";
 import { ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
 import { TouchedEntities } from "../memory/touched.ts";
 import type { Turn } from "../memory/turn.ts";
+import { reasoningFor } from "../model/client-factory.ts";
 import type { FunctionToolSpec, ModelRequest } from "../model/types.ts";
 import { STATE_TOKEN_CAP } from "../state/projection.ts";
 import type { WorkingState } from "../state/schema.ts";
@@ -166,8 +167,9 @@ export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
     tools: pass.parts.tools,
     prompt_cache_key: promptCacheKey(input.sessionId, purpose),
     store: false,
-    ...(input.settings.reasoningEffort !== "none" && { reasoning: { effort: input.settings.reasoningEffort } }),
   };
+  const reasoning = reasoningFor(input.settings);
+  if (reasoning) request.reasoning = reasoning;
 
   const dropped: DroppedItem[] = [
     ...pass.failures.map((f): DroppedItem => ({ id: f.id, tokens: 0, reason: "section_error", detail: `section '${f.id}' (${f.region}) failed: ${f.error}` })),

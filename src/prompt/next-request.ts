@@ -58,10 +58,17 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
     overflowPolicy: settings.overflowPolicy,
     countTokens: count,
   });
+  // The agent slides the window at each turn end; a transcript that ends over the limit (the
+  // agent stopped before sliding) is slid here as the next turn would, with the offline summarizer.
   const summarizer = new ExtractiveSummarizer();
+  const firstInWindow = memory.window.span()?.first;
+  let foldedThrough: number | undefined;
   while (memory.window.overflowBlock().length > 0) {
     const record = await memory.slide(summarizer);
-    if (record?.kind === "summary") notices.push(`the window held more than ${settings.shortBufferTurns} turns: turns ${record.from_turn}–${record.through_turn} folded with the offline summarizer for this preview`);
+    if (record?.kind === "summary") foldedThrough = record.through_turn;
+  }
+  if (foldedThrough !== undefined) {
+    notices.push(`the window held more than ${settings.shortBufferTurns} turns: turns ${firstInWindow}–${foldedThrough} folded into the summary with the offline summarizer for this preview`);
   }
 
   let task: CurrentTask | undefined;

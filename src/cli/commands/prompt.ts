@@ -1,12 +1,43 @@
 import type { Command } from "commander";
-import { ValarmindError } from "../../errors.ts";
+import { UsageError } from "../../errors.ts";
 
-// Placeholder registration; the issue that owns `prompt` replaces it.
+/** `valarmind prompt`: options only; the work is imported lazily from ../prompt/run-prompt.ts. */
 export function registerPrompt(program: Command): void {
   program
     .command("prompt")
-    .description("(prompt: not built yet)")
-    .action(() => {
-      throw new ValarmindError("'valarmind prompt' is not built yet");
+    .description("build the next request offline and show what goes in, why, and what was cut; inspect past manifests")
+    .argument("[message...]", "the next user message (for --dry-run)")
+    .option("--dry-run", "build the next request for the current session offline (the default; nothing is sent or written)")
+    .option("--json", "print the manifest (or the list / diff) as JSON")
+    .option("--show-prompt", "print the exact request body")
+    .option("--all", "list every item, not groups")
+    .option("--list", "list the manifests of the session's model calls")
+    .option("--show <n>", "show a past manifest: a number from --list, -1 for the latest, or TURN-STEP")
+    .option("--diff <manifests...>", "compare two past manifests: --diff A B")
+    .option("--session <id>", "the session to use (default: the latest)")
+    .option("--budget <n>", "token budget for this build (overrides maxContextTokens)")
+    .option("--tokens <mode>", "how to count: local (exact o200k) or api (also ask POST /responses/input_tokens)", "local")
+    .addHelpText("after", '\nExamples:\n  valarmind prompt --dry-run "fix the failing test"\n  valarmind prompt --dry-run "..." --show-prompt > request.json\n  valarmind prompt --list\n  valarmind prompt --diff -2 -1\n')
+    .action(async (words: string[], opts: Record<string, unknown>) => {
+      let budget: number | undefined;
+      if (opts.budget !== undefined) {
+        budget = Number(opts.budget);
+        if (!Number.isInteger(budget) || budget < 1) throw new UsageError(`--budget must be a positive integer, got ${JSON.stringify(opts.budget)}`);
+      }
+      const tokens = opts.tokens;
+      if (tokens !== "local" && tokens !== "api") throw new UsageError(`--tokens must be 'local' or 'api', got ${JSON.stringify(tokens)}`);
+      const { runPrompt } = await import("../prompt/run-prompt.ts");
+      process.exitCode = await runPrompt({
+        message: words.length > 0 ? words.join(" ") : undefined,
+        json: opts.json === true,
+        showPrompt: opts.showPrompt === true,
+        list: opts.list === true,
+        show: typeof opts.show === "string" ? opts.show : undefined,
+        diff: Array.isArray(opts.diff) ? opts.diff.map(String) : undefined,
+        session: typeof opts.session === "string" ? opts.session : undefined,
+        budget,
+        tokens,
+        all: opts.all === true,
+      });
     });
 }

@@ -10,7 +10,17 @@ export const coreRulesSection: Section = {
   type: "core_rules",
   format: "markdown",
   reason: "always_included",
-  render: (ctx) => tagged("core_rules", ctx.coreRules),
+  render: (ctx) => [
+    {
+      id: "core_rules",
+      type: "core_rules",
+      format: "markdown",
+      reason: "always_included",
+      detail: "valarmind's rules (src/prompt/text/core-rules.md); never cut",
+      placement: "instructions",
+      text: tagged("core_rules", ctx.coreRules),
+    },
+  ],
 };
 
 export const projectInstructionsSection: Section = {

@@ -3,7 +3,9 @@
  * a few tool calls on source files with summaries, an answer), a full working state and a
  * working set. Same seed, same session.
  */
-import type { NewRecord } from "../../../src/session/transcript-schema.ts";
+import { ShortTermMemory } from "../../../src/memory/short-term.ts";
+import { ExtractiveSummarizer } from "../../../src/memory/summary.ts";
+import type { NewRecord, TranscriptRecord } from "../../../src/session/transcript-schema.ts";
 import type { WorkingState } from "../../../src/state/schema.ts";
 import type { WorkingSetItem } from "../../../src/memory/working-set.ts";
 
@@ -105,21 +107,62 @@ export function fullState(now = new Date("2026-01-31T12:00:00Z")): WorkingState 
   };
 }
 
-export function syntheticWorkingSet(count: number, seed = 11): WorkingSetItem[] {
+/** `count` working-set items of ~70 tokens each (50 fit the default 4,000-token working set). */
+export function syntheticWorkingSet(count: number, countTokens: (text: string) => number, seed = 11): WorkingSetItem[] {
   const r = rng(seed);
   return Array.from({ length: count }, (_, i) => {
     const file = FILES[i % FILES.length] ?? "src/parser.ts";
+    const content = codeLines(r, 2, file);
     return {
       id: `ws-item-${i + 1}`,
-      content: codeLines(r, 3, file),
+      content,
       source: i % 3 === 0 ? "grep" : "read_file",
       priority: 0.3 + (i % 7) / 10,
       tags: [file],
-      tokens: 0,
+      tokens: countTokens(content),
       added_turn: i,
       accessed_turn: i,
       added_at: "2026-01-31T12:00:00.000Z",
       accessed_at: "2026-01-31T12:00:00.000Z",
     };
   });
+}
+
+export interface AgentLikeOptions extends SyntheticOptions {
+  shortBufferTurns: number;
+  windowBlockTurns: number;
+  countTokens: (text: string) => number;
+}
+
+/** Records as the agent writes them: token counts stored, and a summary record whenever the window slides. */
+export async function agentLikeRecords(options: AgentLikeOptions): Promise<NewRecord[]> {
+  const memory = new ShortTermMemory({ ...options, workingSetTokens: 4000, overflowPolicy: "priority" });
+  const summarizer = new ExtractiveSummarizer();
+  const out: NewRecord[] = [];
+  let pending: TranscriptRecord[] = [];
+  for (const record of syntheticRecords(options)) {
+    const counted: NewRecord =
+      record.kind === "user" || record.kind === "assistant"
+        ? { ...record, tokens: options.countTokens(record.text) }
+        : record.kind === "tool_call"
+          ? {
+              ...record,
+              tokens: {
+                call: options.countTokens(record.name) + options.countTokens(record.arguments),
+                output: options.countTokens(record.output),
+                summary: options.countTokens(record.summary),
+              },
+            }
+          : record;
+    out.push(counted);
+    pending.push({ v: 1, ts: "2026-01-31T12:00:00.000Z", ...counted } as TranscriptRecord);
+    if (record.kind !== "turn_end") continue;
+    const turn = ShortTermMemory.fromRecords(pending, { ...options, workingSetTokens: 4000, overflowPolicy: "priority" }).window.turns[0];
+    pending = [];
+    if (!turn) continue;
+    memory.endTurn(turn);
+    const fold = await memory.slide(summarizer);
+    if (fold) out.push(fold);
+  }
+  return out;
 }

@@ -1,0 +1,135 @@
+/**
+ * `valarmind prompt`: build the next request offline and report it (`--dry-run`, the default),
+ * or inspect past manifests (`--list`, `--show N`, `--diff A B`). Never sends a turn; `--tokens
+ * api` only asks the API to count the request's input tokens.
+ */
+import { relative } from "node:path";
+import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
+import { loadSettings } from "../../config/load-settings.ts";
+import type { Settings } from "../../config/settings-schema.ts";
+import { UsageError } from "../../errors.ts";
+import type { FunctionToolSpec } from "../../model/types.ts";
+import { diffManifests } from "../../prompt/manifest-diff.ts";
+import { readManifests } from "../../prompt/manifest.ts";
+import { buildNextRequest } from "../../prompt/next-request.ts";
+import { findSession, latestSession, type SessionRef } from "../../session/transcript.ts";
+import { formatManifestDiff, formatManifestList, type ListedManifest } from "./history-report.ts";
+import { formatManifestReport } from "./manifest-report.ts";
+import { colorEnabled, makePaint } from "./text-style.ts";
+
+export interface PromptOptions {
+  message: string | undefined;
+  json: boolean;
+  showPrompt: boolean;
+  list: boolean;
+  show: string | undefined;
+  diff: string[] | undefined;
+  session: string | undefined;
+  budget: number | undefined;
+  tokens: "local" | "api";
+  all: boolean;
+}
+
+function write(text: string): void {
+  process.stdout.write(text);
+}
+
+/** The tool definitions a real turn would send: the registry's specs. */
+async function loadToolSpecs(settings: Settings): Promise<FunctionToolSpec[]> {
+  const { toolSpecs } = await import("../../tools/registry.ts");
+  return toolSpecs(settings);
+}
+
+async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOptions): Promise<number> {
+  const tools = await loadToolSpecs(settings);
+  const next = await buildNextRequest({
+    paths,
+    settings,
+    ...(opts.message !== undefined && { message: opts.message }),
+    ...(opts.session !== undefined && { session: opts.session }),
+    ...(opts.budget !== undefined && { budgetTokens: opts.budget }),
+    tools,
+  });
+  const manifest = next.manifest;
+  const notes = [...next.notices];
+  if (opts.tokens === "api") {
+    const { createModelClient } = await import("../../model/client-factory.ts");
+    manifest.api_input_tokens = await createModelClient({ settings }).countInputTokens(next.request);
+  }
+  if (opts.showPrompt && opts.json) {
+    write(`${JSON.stringify({ manifest, request: next.request }, null, 2)}\n`);
+  } else if (opts.showPrompt) {
+    write(`${JSON.stringify(next.request, null, 2)}\n`);
+  } else if (opts.json) {
+    write(`${JSON.stringify(manifest, null, 2)}\n`);
+  } else {
+    notes.push(`token counts are exact o200k counts of each piece; the framing row estimates role markers${opts.tokens === "api" ? "" : " (--tokens api asks the API)"}`);
+    write(formatManifestReport(manifest, { paint: makePaint(colorEnabled()), title: "dry run — built offline, nothing sent or written", all: opts.all, notes }));
+  }
+  return 0;
+}
+
+function sessionFor(paths: WorkspacePaths, id: string | undefined): SessionRef {
+  const ref = id ? findSession(paths, id) : latestSession(paths);
+  if (!ref) {
+    throw new UsageError(`no sessions in ${paths.sessionsDir} yet, so no manifests to inspect`, {
+      hint: "Run 'valarmind chat' first; every model call writes a manifest. 'valarmind prompt --dry-run' works without one.",
+    });
+  }
+  return ref;
+}
+
+/** Resolves `--show`/`--diff` selectors: a 1-based index from --list, a negative index from the end, or "turn-step" (12-1). */
+function pick(list: readonly ListedManifest[], selector: string): ListedManifest {
+  const index = /^-?\d+$/.test(selector) ? Number(selector) : undefined;
+  let found: ListedManifest | undefined;
+  if (index !== undefined) found = index < 0 ? list.at(index) : list[index - 1];
+  else {
+    const m = /^(\d+)[-·.](\d+)$/.exec(selector);
+    if (m) found = list.find((x) => x.manifest.turn === Number(m[1]) && x.manifest.step === Number(m[2]) && x.manifest.purpose === "turn");
+  }
+  if (!found) {
+    throw new UsageError(`no manifest '${selector}' in this session (it has ${list.length})`, {
+      hint: "Use a number from 'valarmind prompt --list', -1 for the latest, or TURN-STEP such as 12-1.",
+    });
+  }
+  return found;
+}
+
+async function history(paths: WorkspacePaths, opts: PromptOptions): Promise<number> {
+  const ref = sessionFor(paths, opts.session);
+  const list = await readManifests(ref.dir);
+  const paint = makePaint(colorEnabled());
+  if (opts.list) {
+    if (opts.json) write(`${JSON.stringify(list.map((x) => ({ path: x.path, ...x.manifest })), null, 2)}\n`);
+    else write(formatManifestList(ref.id, relative(process.cwd(), ref.dir) || ref.dir, list, paint));
+    return 0;
+  }
+  if (opts.show !== undefined) {
+    const one = pick(list, opts.show);
+    if (opts.json) write(`${JSON.stringify(one.manifest, null, 2)}\n`);
+    else write(formatManifestReport(one.manifest, { paint, title: relative(process.cwd(), one.path) || one.path, all: opts.all }));
+    return 0;
+  }
+  const [a, b] = opts.diff ?? [];
+  if (a === undefined || b === undefined || (opts.diff?.length ?? 0) !== 2) {
+    throw new UsageError("--diff takes exactly two manifests: --diff A B", { hint: "For example: valarmind prompt --diff 3 4, or --diff -2 -1." });
+  }
+  const left = pick(list, a);
+  const right = pick(list, b);
+  const diff = diffManifests(left.manifest, right.manifest);
+  if (opts.json) write(`${JSON.stringify(diff, null, 2)}\n`);
+  else write(formatManifestDiff(left, right, diff, paint));
+  return 0;
+}
+
+export async function runPrompt(opts: PromptOptions): Promise<number> {
+  const modes = [opts.list, opts.show !== undefined, opts.diff !== undefined].filter(Boolean).length;
+  if (modes > 1) throw new UsageError("use one of --list, --show and --diff at a time");
+  if (modes === 1 && opts.message !== undefined) throw new UsageError("a message only goes with --dry-run, not with --list, --show or --diff");
+  if (modes === 1 && opts.tokens === "api") throw new UsageError("--tokens api counts a request being built: use it with --dry-run");
+  const paths = workspacePaths(findWorkspaceRoot());
+  if (modes === 1) return history(paths, opts);
+  const settings = loadSettings(paths.root);
+  return dryRun(paths, settings, opts);
+}
