@@ -134,13 +134,13 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
         dispatch({ type: "append", item: { kind: "command", command: display.trim(), output: helpOutput(catalog) } });
         return;
       }
-      if (busy) {
+      if (turn.isRunning() || command.isRunning()) {
         setQueue((items) => [...items, { text, display }]);
         return;
       }
       dispatchInput(text, display);
     },
-    [controller, notify, leave, catalog, busy, dispatchInput],
+    [controller, notify, leave, catalog, turn, command, dispatchInput],
   );
 
   useEffect(() => {
@@ -166,12 +166,19 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const completePath = useCallback((prefix: string) => controller.completePath(prefix), [controller]);
   const onCompletionError = useCallback((message: string) => notify("warning", message), [notify]);
 
+  // A ref as well as state: two Ctrl+C can arrive in one read, before a re-render.
+  const exitArmedRef = useRef(false);
+  const armExit = useCallback((armed: boolean) => {
+    if (exitArmedRef.current === armed) return;
+    exitArmedRef.current = armed;
+    setExitArmed(armed);
+  }, []);
   const onInterrupt = useCallback(() => {
     if (turn.running) return interruptTurn();
     if (busy) return;
-    if (exitArmed) return leave();
-    setExitArmed(true);
-  }, [turn.running, interruptTurn, busy, exitArmed, leave]);
+    if (exitArmedRef.current) return leave();
+    armExit(true);
+  }, [turn.running, interruptTurn, busy, leave, armExit]);
 
   const hint = exitArmed
     ? "Press Ctrl+C again to exit"
@@ -214,7 +221,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
           onInterrupt={onInterrupt}
           onEscape={() => (turn.running ? interruptTurn() : undefined)}
           onEof={leave}
-          onActivity={() => setExitArmed(false)}
+          onActivity={() => armExit(false)}
           onError={onCompletionError}
           hint={hint}
         />

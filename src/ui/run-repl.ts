@@ -20,6 +20,8 @@ export interface RunReplOptions {
   initialPrompt?: string;
   /** Environment read for NO_COLOR; defaults to `process.env`. */
   env?: Record<string, string | undefined>;
+  /** Color depth (0 none … 3 truecolor); defaults to what chalk detects for a TTY stdout. */
+  colorLevel?: 0 | 1 | 2 | 3;
   /** Install SIGINT/SIGTERM/SIGHUP and crash handlers that restore the terminal (default true). */
   handleSignals?: boolean;
   /** Called once, when the first frame (with the input prompt) has been rendered. */
@@ -28,9 +30,9 @@ export interface RunReplOptions {
 
 const EXIT_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-function themeFor(stdout: NodeJS.WriteStream, env: Record<string, string | undefined>): Theme {
-  const level = stdout.isTTY ? chalk.level : 0;
-  return createTheme({ level, color: !noColorRequested(env) });
+function themeFor(stdout: NodeJS.WriteStream, options: RunReplOptions): Theme {
+  const level = options.colorLevel ?? (stdout.isTTY ? chalk.level : 0);
+  return createTheme({ level, color: !noColorRequested(options.env ?? process.env) });
 }
 
 /**
@@ -42,7 +44,7 @@ export async function runRepl(controller: ChatController, options: RunReplOption
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const streams = { stdin, stdout };
-  const theme = themeFor(stdout, options.env ?? process.env);
+  const theme = themeFor(stdout, options);
   let ready = false;
   let instance: Instance | undefined;
   let crash: unknown;

@@ -1,5 +1,5 @@
 /** Runs a core slash command and appends its output panel; one command at a time. */
-import { useCallback, useState } from "react";
+import { useCallback, useRef, useState } from "react";
 import type { ChatController } from "../../agent/controller.ts";
 import type { ReplAction } from "../transcript/repl-reducer.ts";
 import type { CommandInfo } from "./slash-catalog.ts";
@@ -7,6 +7,8 @@ import type { CommandInfo } from "./slash-catalog.ts";
 export interface CommandRunner {
   /** The command line being run, if any. */
   running: string | undefined;
+  /** Up to date even between renders. */
+  isRunning: () => boolean;
   run: (name: string, args: string, display: string) => void;
 }
 
@@ -17,6 +19,7 @@ export function useCommandRunner(
   onDone: () => void,
 ): CommandRunner {
   const [running, setRunning] = useState<string | undefined>(undefined);
+  const inFlight = useRef(false);
   const run = useCallback(
     (name: string, args: string, display: string) => {
       if (!catalog.some((command) => command.name === name)) {
@@ -34,6 +37,7 @@ export function useCommandRunner(
         });
         return;
       }
+      inFlight.current = true;
       setRunning(display);
       controller
         .runCommand(name, args)
@@ -54,11 +58,13 @@ export function useCommandRunner(
             }),
         )
         .finally(() => {
+          inFlight.current = false;
           setRunning(undefined);
           onDone();
         });
     },
     [controller, dispatch, catalog, onDone],
   );
-  return { running, run };
+  const isRunning = useCallback(() => inFlight.current, []);
+  return { running, isRunning, run };
 }

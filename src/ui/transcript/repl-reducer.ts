@@ -210,6 +210,8 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
       };
     case "memory_updated":
       return pushNotice(state, live, { kind: "notice", tone: "info", text: `memory: ${event.what}` });
+    case "notice":
+      return pushNotice(state, live, { kind: "notice", tone: "warning", text: event.message });
     case "window_slid":
       return pushNotice(state, live, {
         kind: "notice",

@@ -7,6 +7,8 @@ import { consumeTurn } from "./consume-turn.ts";
 
 export interface TurnRunner {
   running: boolean;
+  /** Up to date even between renders (several keys can arrive in one read). */
+  isRunning: () => boolean;
   start: (text: string, display: string) => void;
   abort: () => void;
 }
@@ -52,7 +54,8 @@ export function useTurnRunner(
   );
 
   const abort = useCallback(() => current.current?.abort(), []);
-  return { running, start, abort };
+  const isRunning = useCallback(() => current.current !== undefined, []);
+  return { running, isRunning, start, abort };
 }
 
 /** A core that throws is a bug: say so plainly, keep the REPL alive, and show no stack trace. */

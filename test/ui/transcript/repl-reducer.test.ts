@@ -92,6 +92,20 @@ describe("replReducer", () => {
     });
   });
 
+  test("memory events and core notices are shown in the turn", () => {
+    const state = run([
+      { type: "memory_updated", what: "goal set" },
+      { type: "notice", message: "state.json was invalid; kept aside as state.json.corrupt-1" },
+      { type: "window_slid", foldedTurns: 8, summaryTokens: 420 },
+    ]);
+    const texts = state.items.flatMap((item) => (item.kind === "notice" ? [`${item.tone}: ${item.text}`] : []));
+    expect(texts).toEqual([
+      "info: memory: goal set",
+      "warning: state.json was invalid; kept aside as state.json.corrupt-1",
+      "info: window slid: 8 turn(s) folded into the summary (420 tokens)",
+    ]);
+  });
+
   test("a final text without deltas is still shown", () => {
     const state = run([{ type: "turn_end", turn: 1, text: "whole answer", stopReason: "completed" }]);
     expect(markdown(state.items)).toEqual(["whole answer"]);

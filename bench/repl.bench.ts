@@ -1,0 +1,108 @@
+/**
+ * REPL benchmarks (issue 5 targets): time until the REPL is ready for input, streaming at 200
+ * deltas per second (no dropped text, frames and key echo while streaming), and resident memory
+ * after a 100-turn session. Each figure comes from a fresh process running
+ * test/ui/fixtures/repl-probe.ts: the real `runRepl` on in-memory TTY streams with the fake
+ * controller (the core's own start-up is not in these figures).
+ */
+import { join } from "node:path";
+import { median, type BenchContext, type BenchRow } from "./harness.ts";
+
+const PROBE = join("test", "ui", "fixtures", "repl-probe.ts");
+
+async function probe(ctx: BenchContext, mode: string): Promise<Record<string, number>> {
+  const proc = Bun.spawn([process.execPath, PROBE, mode], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  if (code !== 0) throw new Error(`repl probe '${mode}' exited with ${code}: ${err}`);
+  const line = out.trim().split("\n").at(-1) ?? "";
+  return JSON.parse(line) as Record<string, number>;
+}
+
+/** Wall clock from spawning a fresh process to its "READY" line (bun start, imports, first frame). */
+async function spawnToReady(ctx: BenchContext): Promise<number> {
+  const started = performance.now();
+  const proc = Bun.spawn([process.execPath, PROBE, "ready"], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  let seen = "";
+  let readyAt = Number.NaN;
+  while (Number.isNaN(readyAt)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += new TextDecoder().decode(value);
+    if (seen.includes("READY")) readyAt = performance.now() - started;
+  }
+  reader.releaseLock();
+  await proc.exited;
+  if (Number.isNaN(readyAt)) throw new Error(`repl probe never printed READY: ${seen}`);
+  return readyAt;
+}
+
+export async function run(ctx: BenchContext): Promise<BenchRow[]> {
+  const runs = 9;
+  const wall: number[] = [];
+  const inProcess: number[] = [];
+  await spawnToReady(ctx); // warm the file cache
+  for (let i = 0; i < runs; i++) wall.push(await spawnToReady(ctx));
+  for (let i = 0; i < runs; i++) inProcess.push((await probe(ctx, "ready"))["importAndRenderMs"] ?? Number.NaN);
+  const stream = await probe(ctx, "stream");
+  const memory = await probe(ctx, "memory");
+  const value = (record: Record<string, number>, key: string) => record[key] ?? Number.NaN;
+  return [
+    {
+      name: "REPL ready for input: process spawn → first frame",
+      value: median(wall),
+      unit: "ms",
+      target: { max: 300 },
+      note: `median of ${runs}; fake controller, so the core's own start-up is not included`,
+    },
+    {
+      name: "REPL ready: import run-repl (ink, react, marked) + first frame, in process",
+      value: median(inProcess),
+      unit: "ms",
+      note: `median of ${runs}; importing ink alone is about 90 ms of it`,
+    },
+    {
+      name: "streaming at 200 deltas/s: delivered rate",
+      value: value(stream, "deltasPerSecond"),
+      unit: "count",
+      target: { min: 190 },
+      note: `${value(stream, "deltas")} deltas in ${value(stream, "streamSeconds").toFixed(1)} s, deltas per second`,
+    },
+    {
+      name: "streaming at 200 deltas/s: answer lines missing from the screen",
+      value: value(stream, "missingLines"),
+      unit: "count",
+      target: { max: 0 },
+    },
+    {
+      name: "streaming at 200 deltas/s: frames per second",
+      value: value(stream, "framesPerSecond"),
+      unit: "count",
+      note: "synchronized-update blocks ink wrote per second while streaming and typing",
+    },
+    {
+      name: "streaming at 200 deltas/s: key echo, median",
+      value: value(stream, "keyEchoMedianMs"),
+      unit: "ms",
+      target: { max: 50 },
+      note: `typing one key per 50 ms while streaming; worst ${value(stream, "keyEchoMaxMs").toFixed(1)} ms`,
+    },
+    {
+      name: "streaming at 200 deltas/s: worst event-loop stall",
+      value: value(stream, "maxEventLoopLagMs"),
+      unit: "ms",
+      target: { max: 100 },
+    },
+    {
+      name: "resident memory after a 100-turn session",
+      value: value(memory, "rssMb") * 2 ** 20,
+      unit: "bytes",
+      target: { max: 150 * 2 ** 20 },
+      note: `${value(memory, "rssMb").toFixed(0)} MB (${value(memory, "rssStartMb").toFixed(0)} MB at start); heap ${value(memory, "heapUsedMb").toFixed(0)} MB`,
+    },
+  ];
+}
