@@ -105,6 +105,7 @@ const ctx: BenchContext = {
 
 const benches = [...new Bun.Glob("*.bench.ts").scanSync({ cwd: import.meta.dir })].sort();
 let failures = 0;
+const broken: string[] = [];
 try {
   for (const file of benches) {
     const name = basename(file, ".bench.ts");
@@ -113,7 +114,15 @@ try {
     const fn = mod.run ?? mod.default;
     if (!fn) throw new Error(`bench/${file} exports neither run() nor a default function (see bench/harness.ts)`);
     process.stdout.write(`bench ${name}...\n`);
-    const rows = await fn(ctx);
+    let rows: BenchRow[];
+    try {
+      rows = await fn(ctx);
+    } catch (error) {
+      // One broken bench must not hide the others' figures; its previous results file stays.
+      broken.push(name);
+      process.stderr.write(`bench ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      continue;
+    }
     const result: ResultFile = {
       bench: name,
       measured_at: new Date().toISOString(),
@@ -138,3 +147,7 @@ try {
   await Promise.all(scratch.map((d) => rm(d, { recursive: true, force: true })));
 }
 process.stdout.write(`wrote bench/RESULTS.md${failures > 0 ? `; ${failures} target(s) missed` : ""}\n`);
+if (broken.length > 0) {
+  process.stderr.write(`bench failed: ${broken.join(", ")}\n`);
+  process.exitCode = 1;
+}
