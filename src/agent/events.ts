@@ -45,6 +45,8 @@ export type AgentEvent =
   | { type: "usage"; usage: Usage; cachedShare: number }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
   | { type: "memory_updated"; what: string }
+  /** Something the user should know that is not an error (a state file moved aside, a fallback used). */
+  | { type: "notice"; message: string }
   | { type: "window_slid"; foldedTurns: number; summaryTokens: number }
   | { type: "error"; kind: ModelErrorKind | "budget" | "tool" | "internal"; message: string; hint?: string }
   | {

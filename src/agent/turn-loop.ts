@@ -9,6 +9,8 @@ import type { ToolCallOutcome } from "../tools/types.ts";
 import type { Turn, TurnItem, ToolExchange } from "../memory/turn.ts";
 import type { CurrentTask } from "../prompt/section.ts";
 import type { ModelClient, ModelErrorKind, ModelRequest, ToolCallRequest, Usage } from "../model/types.ts";
+import { ValarmindError } from "../errors.ts";
+import { BudgetExceededError } from "../prompt/budget-error.ts";
 import type { AgentEvent, ApprovalDecision, TurnManifestSummary } from "./events.ts";
 
 export type StopReason = NonNullable<Turn["stopReason"]>;
@@ -120,8 +122,10 @@ export async function runTurnLoop(
       built = await deps.build({ userText, items }, step);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      emit({ type: "error", kind: "budget", message });
-      return finish("error", { kind: "budget", message });
+      const hint = error instanceof ValarmindError ? error.hint : undefined;
+      const kind = error instanceof BudgetExceededError ? "budget" : "internal";
+      emit({ type: "error", kind, message, ...(hint !== undefined ? { hint } : {}) });
+      return finish("error", { kind, message });
     }
     emit({ type: "request_built", turn: turnNumber, step, manifest: built.manifest });
 

@@ -35,6 +35,9 @@ export function createHeadlessPrinter(options: HeadlessPrinterOptions): (event: 
       case "retry":
         options.err(`retrying in ${Math.ceil(event.delayMs / 1000)}s (attempt ${event.attempt}): ${event.reason}\n`);
         break;
+      case "notice":
+        options.err(`note: ${event.message}\n`);
+        break;
       case "memory_updated":
         if (options.verbose) options.err(`· memory: ${event.what}\n`);
         break;

@@ -1,12 +1,43 @@
 import type { Command } from "commander";
-import { ValarmindError } from "../../errors.ts";
+import { UsageError } from "../../errors.ts";
 
-// Placeholder registration; the issue that owns `chat` replaces it.
+export interface ChatOptions {
+  print?: string;
+  continue?: boolean;
+  resume?: string;
+  json?: boolean;
+  model?: string;
+  approvals?: string;
+  yes?: boolean;
+  budget?: string;
+  reasoningEffort?: string;
+  verbose?: boolean;
+}
+
+const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto"];
+
+/** `valarmind chat`: the REPL, or one headless turn with -p. Options only; the work is imported lazily. */
 export function registerChat(program: Command): void {
   program
     .command("chat")
-    .description("(chat: not built yet)")
-    .action(() => {
-      throw new ValarmindError("'valarmind chat' is not built yet");
+    .description("talk to the agent: the interactive REPL, or one headless turn with -p")
+    .option("-p, --print <message>", "headless: run one turn with MESSAGE and print the final answer ('-' reads stdin)")
+    .option("-c, --continue", "continue the latest session of this workspace")
+    .option("-r, --resume <id>", "resume session ID (an id, unique prefix, or transcript file)")
+    .option("--json", "with -p: print one JSON event per line instead of the answer")
+    .option("-m, --model <model>", "model to use (overrides config and VALARMIND_MODEL)")
+    .option("--approvals <mode>", "approval mode: suggest | auto-edit | full-auto")
+    .option("-y, --yes", "headless: allow file edits and shell commands without asking (same as --approvals full-auto)")
+    .option("--budget <tokens>", "MAX_CONTEXT_TOKENS for this run")
+    .option("--reasoning-effort <effort>", "none | minimal | low | medium | high")
+    .option("--verbose", "headless: show tool calls on stderr")
+    .action(async (opts: ChatOptions) => {
+      if (opts.approvals !== undefined && !APPROVAL_MODES.includes(opts.approvals)) {
+        throw new UsageError(`--approvals must be one of ${APPROVAL_MODES.join(", ")}, got '${opts.approvals}'`);
+      }
+      if (opts.continue && opts.resume !== undefined) throw new UsageError("use either --continue or --resume ID, not both");
+      if (opts.json && opts.print === undefined) throw new UsageError("--json needs -p MESSAGE (it prints the events of one headless turn)");
+      const { runChat } = await import("../actions/chat.ts");
+      process.exitCode = await runChat(opts);
     });
 }

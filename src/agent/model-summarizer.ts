@@ -1,0 +1,51 @@
+/**
+ * The model-backed Summarizer for the rolling summary: its own request, built by the prompt
+ * builder with only the summary regions (rules, previous summary, evicted turns), streamed
+ * through the same ModelClient. If the model call fails, the fold still happens with the offline
+ * extractive summarizer and the failure is reported, so the window never stalls.
+ */
+import type { Settings } from "../config/settings-schema.ts";
+import { ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
+import type { Turn } from "../memory/turn.ts";
+import type { ModelClient } from "../model/types.ts";
+import { writeManifest, recordUsage } from "../prompt/manifest.ts";
+import { buildSummaryRequest } from "../prompt/special-requests.ts";
+
+export interface ModelSummarizerOptions {
+  model: ModelClient;
+  settings: Settings;
+  sessionId: string;
+  /** Where the summary request's manifest goes (the session directory). */
+  sessionDir: string;
+  currentTurn: () => number;
+  /** Told when the model call failed and the extractive fallback was used. */
+  onFallback: (message: string) => void;
+}
+
+export class ModelSummarizer implements Summarizer {
+  readonly name = "model";
+  private readonly fallback = new ExtractiveSummarizer();
+
+  constructor(private readonly options: ModelSummarizerOptions) {}
+
+  async summarize(previousSummary: string, evictedTurns: readonly Turn[], signal?: AbortSignal): Promise<string> {
+    const { model, settings, sessionId, sessionDir } = this.options;
+    const first = evictedTurns[0];
+    const last = evictedTurns.at(-1);
+    const previous = previousSummary === "" || !first || !last ? undefined : { text: previousSummary, fromTurn: first.turn, throughTurn: last.turn };
+    const built = await buildSummaryRequest({ settings, sessionId, turn: this.options.currentTurn(), previous, evictedTurns });
+    const manifestPath = await writeManifest(sessionDir, built.manifest);
+    let text = "";
+    let failure: string | undefined;
+    for await (const event of model.stream(built.request, signal)) {
+      if (event.type === "text_delta") text += event.delta;
+      else if (event.type === "completed") {
+        text = event.text || text;
+        if (event.usage) await recordUsage(manifestPath, event.usage);
+      } else if (event.type === "error") failure = event.message;
+    }
+    if (failure === undefined && text.trim() !== "") return text.trim();
+    this.options.onFallback(`the summary request failed (${failure ?? "empty answer"}); folded turns ${first?.turn}–${last?.turn} with the offline summarizer instead`);
+    return this.fallback.summarize(previousSummary, evictedTurns, signal);
+  }
+}

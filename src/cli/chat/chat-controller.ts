@@ -1,0 +1,186 @@
+/**
+ * The ChatController the REPL holds: one AgentSession at a time (/clear and /resume switch it),
+ * slash commands, status, completion and the per-repository prompt history. Composition only:
+ * the logic lives in the agent, state and prompt modules.
+ */
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/controller.ts";
+import type { AgentEvent } from "../../agent/events.ts";
+import { AgentSession, type AgentSessionOptions } from "../../agent/session.ts";
+import type { ResumeTarget } from "../../agent/session-memory.ts";
+import { ValarmindError } from "../../errors.ts";
+import { describeSession, listSessions } from "../../session/transcript.ts";
+import { walkFiles } from "../../tools/file-walk.ts";
+import { runSlashCommand, SLASH_COMMANDS } from "./slash-commands.ts";
+
+const HISTORY_LIMIT = 500;
+const COMPLETION_LIMIT = 20;
+
+export interface ChatControllerOptions extends Omit<AgentSessionOptions, "resume"> {
+  resume: ResumeTarget;
+  /** Shown in the UI from the start (missing API key, invalid state). */
+  warnings: string[];
+}
+
+export class SessionChatController implements ChatController {
+  private session: AgentSession;
+  private goal = "";
+  private now = "";
+  private warnings: string[];
+  private files: string[] | undefined;
+
+  private constructor(
+    private readonly options: ChatControllerOptions,
+    session: AgentSession,
+  ) {
+    this.session = session;
+    this.warnings = [...options.warnings, ...session.openNotices];
+  }
+
+  static async open(options: ChatControllerOptions): Promise<SessionChatController> {
+    const session = await AgentSession.open({ ...options, resume: options.resume });
+    const controller = new SessionChatController(options, session);
+    await controller.refreshState();
+    return controller;
+  }
+
+  private async refreshState(): Promise<void> {
+    try {
+      const read = await this.session.state.read();
+      this.goal = read.state.goal;
+      this.now = read.state.now;
+      for (const notice of read.notices) if (!this.warnings.includes(notice)) this.warnings.push(notice);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const hint = error instanceof ValarmindError && error.hint ? ` — ${error.hint}` : "";
+      if (!this.warnings.includes(message + hint)) this.warnings.push(message + hint);
+    }
+  }
+
+  status(): StatusSnapshot {
+    const last = this.session.lastRequest;
+    return {
+      sessionId: this.session.sessionId,
+      model: this.session.settings.model,
+      approvals: this.session.tools.approvals.mode(),
+      promptTokens: last?.totalTokens ?? 0,
+      budgetTokens: last?.budgetTokens ?? this.session.settings.maxContextTokens,
+      cachedShare: last?.cachedShare,
+      sessionTokens: this.session.sessionTokens,
+      goal: this.goal,
+      now: this.now,
+      warnings: this.warnings,
+    };
+  }
+
+  async *submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent> {
+    for await (const event of this.session.submit(text, signal)) {
+      if (event.type === "turn_end") {
+        await this.refreshState();
+        this.files = undefined;
+      }
+      yield event;
+    }
+  }
+
+  commands(): Array<{ name: string; usage: string; description: string }> {
+    return SLASH_COMMANDS;
+  }
+
+  async runCommand(name: string, args: string): Promise<CommandOutput> {
+    try {
+      switch (name) {
+        case "clear":
+          return await this.switchSession({ kind: "new" }, "new session started; the working state is kept");
+        case "resume":
+          return await this.resume(args.trim());
+        case "sessions":
+          return { title: "sessions", lines: (await this.listSessions()).map((s) => `${s.id}  ${s.startedAt.slice(0, 16)}  ${String(s.turns).padStart(3)} turns  ${s.firstMessage.slice(0, 60)}`) };
+        default: {
+          const output = await runSlashCommand(this.session, name, args);
+          await this.refreshState();
+          return output;
+        }
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const hint = error instanceof ValarmindError && error.hint ? [error.hint] : [];
+      return { title: `/${name}`, lines: [message, ...hint], isError: true };
+    }
+  }
+
+  private async resume(id: string): Promise<CommandOutput> {
+    if (id !== "") return this.switchSession({ kind: "id", id }, `resumed session ${id}`);
+    const others = listSessions(this.session.paths).filter((ref) => ref.id !== this.session.sessionId);
+    const latest = others.at(-1);
+    if (!latest) return { title: "resume", lines: ["no other session in this workspace"], isError: true };
+    return this.switchSession({ kind: "id", id: latest.id }, `resumed session ${latest.id}`);
+  }
+
+  private async switchSession(target: ResumeTarget, message: string): Promise<CommandOutput> {
+    if (this.session.isBusy) return { title: "session", lines: ["a turn is running; abort it (Esc) first"], isError: true };
+    const next = await AgentSession.open({ ...this.options, resume: target });
+    await this.session.close();
+    this.session = next;
+    this.warnings = [...this.options.warnings, ...next.openNotices];
+    await this.refreshState();
+    const turns = next.memory.window.size;
+    return { title: "session", lines: [message, `session ${next.sessionId}${turns > 0 ? ` · ${turns} turn(s) in the window` : ""}`] };
+  }
+
+  async completePath(prefix: string): Promise<string[]> {
+    if (!this.files) {
+      const files: string[] = [];
+      for await (const entry of walkFiles(this.session.tools.root, this.session.tools.root)) {
+        files.push(entry.rel);
+        if (files.length >= 20_000) break;
+      }
+      this.files = files;
+    }
+    const needle = prefix.toLowerCase();
+    const starts = this.files.filter((f) => f.toLowerCase().startsWith(needle));
+    const contains = needle === "" ? [] : this.files.filter((f) => !f.toLowerCase().startsWith(needle) && f.toLowerCase().includes(needle));
+    return [...starts, ...contains].slice(0, COMPLETION_LIMIT);
+  }
+
+  async listSessions(): Promise<SessionListing[]> {
+    return listSessions(this.session.paths).flatMap((ref) => {
+      try {
+        return [describeSession(ref)];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  async loadHistory(): Promise<string[]> {
+    let text: string;
+    try {
+      text = await readFile(this.session.paths.historyFile, "utf8");
+    } catch {
+      return [];
+    }
+    const entries: string[] = [];
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      try {
+        const value: unknown = JSON.parse(line);
+        if (typeof value === "object" && value !== null && "text" in value && typeof value.text === "string") entries.push(value.text);
+      } catch {
+        // A torn line from a crash mid-append: the other entries still load.
+      }
+    }
+    return entries.slice(-HISTORY_LIMIT);
+  }
+
+  async appendHistory(text: string): Promise<void> {
+    const file = this.session.paths.historyFile;
+    await mkdir(dirname(file), { recursive: true });
+    await appendFile(file, `${JSON.stringify({ v: 1, ts: new Date().toISOString(), text })}\n`);
+  }
+
+  async close(): Promise<void> {
+    await this.session.close();
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The REPL's slash commands, run by the core on behalf of the UI. Each returns plain lines; the
+ * REPL renders them. State edits go through the same StateStore and pure ops as `valarmind state`.
+ */
+import type { CommandOutput } from "../../agent/controller.ts";
+import type { AgentSession } from "../../agent/session.ts";
+import { UsageError } from "../../errors.ts";
+import { readManifests } from "../../prompt/manifest.ts";
+import * as ops from "../../state/ops.ts";
+import type { WorkingState } from "../../state/schema.ts";
+import { encodeStateToon } from "../../state/toon.ts";
+import { writeFileAtomic } from "../../state/atomic-write.ts";
+import { APPROVAL_MODES, type ApprovalMode } from "../../tools/approvals.ts";
+import { renderStateView } from "../actions/state-view.ts";
+import { formatManifestReport } from "../prompt/manifest-report.ts";
+import { makePaint } from "../prompt/text-style.ts";
+
+export interface SlashCommandSpec {
+  name: string;
+  usage: string;
+  description: string;
+}
+
+export const SLASH_COMMANDS: SlashCommandSpec[] = [
+  { name: "help", usage: "/help", description: "list the commands and keys" },
+  { name: "state", usage: "/state", description: "show the working state (goal, now, tasks, decisions, blockers, conventions)" },
+  { name: "goal", usage: "/goal TEXT", description: "set the project goal" },
+  { name: "now", usage: "/now TEXT", description: "set what is being done now" },
+  { name: "decide", usage: "/decide TITLE -- WHY", description: "record a decision (ADR-NNNN) and why" },
+  { name: "task", usage: "/task add TITLE | done ID | block ID REASON | start ID", description: "edit the open tasks" },
+  { name: "compact", usage: "/compact", description: "fold the conversation into the summary and rewrite state.toon; shows tokens before/after" },
+  { name: "manifest", usage: "/manifest [N]", description: "the last (or Nth) request's manifest: items, tokens, reasons, cuts" },
+  { name: "window", usage: "/window", description: "what the sliding window holds" },
+  { name: "summary", usage: "/summary", description: "the rolling summary of turns that left the window" },
+  { name: "clear", usage: "/clear", description: "start a new session (the working state is kept)" },
+  { name: "model", usage: "/model [NAME]", description: "show or switch the model" },
+  { name: "approvals", usage: "/approvals [MODE]", description: "show or set approvals: suggest, auto-edit, full-auto" },
+  { name: "resume", usage: "/resume [ID]", description: "switch to another session of this workspace (default: the latest other one)" },
+  { name: "sessions", usage: "/sessions", description: "list this workspace's sessions" },
+  { name: "exit", usage: "/exit", description: "leave valarmind (also Ctrl+D)" },
+];
+
+const out = (title: string, lines: string[], isError = false): CommandOutput => ({ title, lines, ...(isError ? { isError } : {}) });
+
+async function changeState(session: AgentSession, op: (s: WorkingState) => ops.OpResult): Promise<CommandOutput> {
+  const result = await session.state.update(op);
+  return out("state", [result.written ? result.change : `unchanged: ${result.change}`, ...result.notices]);
+}
+
+function taskCommand(args: string): (s: WorkingState) => ops.OpResult {
+  const [verb = "", ...rest] = args.trim().split(/\s+/);
+  const tail = rest.join(" ");
+  switch (verb) {
+    case "add":
+      if (tail === "") throw new UsageError("usage: /task add TITLE");
+      return (s) => ops.addTask(s, tail);
+    case "done":
+      return (s) => ops.completeTask(s, rest[0] ?? "");
+    case "start":
+      return (s) => ops.updateTask(s, rest[0] ?? "", { status: "in_progress" });
+    case "block": {
+      const [id = "", ...why] = rest;
+      if (why.length === 0) throw new UsageError("usage: /task block ID REASON");
+      return (s) => ops.blockTask(s, id, why.join(" "));
+    }
+    default:
+      throw new UsageError(`unknown /task action '${verb}'`, { hint: "Use /task add TITLE, /task start ID, /task done ID or /task block ID REASON." });
+  }
+}
+
+export async function compactNow(session: AgentSession): Promise<CommandOutput> {
+  const before = await session.previewTokens();
+  const folded = await session.compactConversation();
+  const stateRead = await session.state.read();
+  const toon = await encodeStateToon(stateRead.state);
+  await writeFileAtomic(session.paths.stateToon, `${toon.toon}\n`);
+  const after = await session.previewTokens();
+  return out("compact", [
+    folded > 0 ? `folded ${folded} turn(s) of the window into the rolling summary` : "the window was empty: nothing to fold",
+    `state.toon rewritten: ${toon.tokens} tokens${toon.omitted.length > 0 ? ` (left out: ${toon.omitted.join(", ")})` : ""}`,
+    `next request: ${before} → ${after} tokens`,
+  ]);
+}
+
+async function manifestCommand(session: AgentSession, args: string): Promise<CommandOutput> {
+  const manifests = await readManifests(`${session.paths.sessionsDir}/${session.sessionId}`);
+  if (manifests.length === 0) return out("manifest", ["no request yet in this session; send a message first (or run valarmind prompt --dry-run)"]);
+  const n = args.trim() === "" ? manifests.length : Number(args.trim());
+  const chosen = Number.isInteger(n) ? manifests[n - 1] : undefined;
+  if (!chosen) return out("manifest", [`no manifest ${args.trim()}: this session has ${manifests.length} (1–${manifests.length})`], true);
+  const text = formatManifestReport(chosen.manifest, { paint: makePaint(false), title: `${n}/${manifests.length} ${chosen.path}` });
+  return out(`manifest ${n}`, text.trimEnd().split("\n"));
+}
+
+function windowCommand(session: AgentSession): CommandOutput {
+  const turns = session.memory.window.turns;
+  const limit = session.settings.shortBufferTurns;
+  if (turns.length === 0) return out("window", [`empty (holds up to ${limit} turns, folds ${session.settings.windowBlockTurns} at a time)`]);
+  const lines = [`${turns.length}/${limit} turns; the oldest ${session.settings.windowBlockTurns} fold into the summary when it overflows`];
+  for (const t of turns) {
+    const tools = t.items.filter((i) => i.kind === "tool").length;
+    lines.push(`turn ${t.turn}: ${t.user.replace(/\s+/g, " ").slice(0, 70)}${tools > 0 ? ` · ${tools} tool call(s)` : ""}${t.stopReason && t.stopReason !== "completed" ? ` · ${t.stopReason}` : ""}`);
+  }
+  const ws = session.memory.workingSet.usage();
+  lines.push(`working set: ${session.memory.workingSet.items().length} item(s), ${ws.used}/${ws.budget} tokens (${session.memory.workingSet.policy})`);
+  return out("window", lines);
+}
+
+export async function runSlashCommand(session: AgentSession, name: string, args: string): Promise<CommandOutput> {
+  const text = args.trim();
+  switch (name) {
+    case "help":
+      return out("help", [...SLASH_COMMANDS.map((c) => `${c.usage.padEnd(34)} ${c.description}`), "", "Enter sends · Ctrl+J newline · Esc/Ctrl+C aborts a turn · Ctrl+C twice or Ctrl+D exits"]);
+    case "state": {
+      const read = await session.state.read();
+      return out("state", [...renderStateView(read.state, { all: false, color: false, source: session.paths.stateJson }).trimEnd().split("\n"), ...read.notices]);
+    }
+    case "goal":
+      if (text === "") throw new UsageError("usage: /goal TEXT");
+      return changeState(session, (s) => ops.setGoal(s, text));
+    case "now":
+      if (text === "") throw new UsageError("usage: /now TEXT");
+      return changeState(session, (s) => ops.setNow(s, text));
+    case "decide": {
+      const [title = "", why = ""] = text.split(/\s+--\s+/);
+      if (title.trim() === "" || why.trim() === "") throw new UsageError("usage: /decide TITLE -- WHY");
+      return changeState(session, (s) => ops.addDecision(s, title.trim(), why.trim()));
+    }
+    case "task":
+      return changeState(session, taskCommand(text));
+    case "compact":
+      return compactNow(session);
+    case "manifest":
+      return manifestCommand(session, text);
+    case "window":
+      return windowCommand(session);
+    case "summary": {
+      const summary = session.memory.summary;
+      if (!summary) return out("summary", ["no summary yet: the window has not overflowed (or /compact was not run)"]);
+      return out(`summary of turns ${summary.fromTurn}–${summary.throughTurn}`, summary.text.split("\n"));
+    }
+    case "model":
+      if (text === "") return out("model", [`model: ${session.settings.model}`]);
+      session.setModel(text);
+      return out("model", [`model set to ${text} for this session`]);
+    case "approvals": {
+      const gate = session.tools.approvals;
+      if (text === "") return out("approvals", [`mode: ${gate.mode()}`, ...gate.sessionAllowances().map((a) => `allowed this session: ${a}`)]);
+      if (!APPROVAL_MODES.includes(text as ApprovalMode)) throw new UsageError(`unknown approval mode '${text}'`, { hint: `Use one of: ${APPROVAL_MODES.join(", ")}.` });
+      gate.setMode(text as ApprovalMode);
+      return out("approvals", [`approvals set to ${text}`]);
+    }
+    default:
+      throw new UsageError(`unknown command /${name}`, { hint: "Type /help for the list." });
+  }
+}
