@@ -130,6 +130,7 @@ export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
     personal: sources.personal,
     summary: memory?.summary,
     turns: memory?.turns ?? [],
+    windowBlockTurns: input.settings.windowBlockTurns,
     state: sources.state,
     stateCap: STATE_TOKEN_CAP,
     workingSet: memory?.workingSet ?? [],

@@ -85,6 +85,8 @@ export interface SectionContext {
   personal: InstructionFile | undefined;
   summary: RollingSummary | undefined;
   turns: readonly Turn[];
+  /** The window's block size: turns settle into the stable prefix a block at a time. */
+  windowBlockTurns: number;
   state: WorkingState | undefined;
   /** Token cap of the state projection (the cutoff lowers it). */
   stateCap: number;

@@ -1,14 +1,17 @@
 /**
  * The region sets valarmind uses. The main turn follows the cache-aware order (ARCHITECTURE.md):
- * stable first — core rules, VALARMIND.md, VALARMIND.local.md, rolling summary, conversation
- * window — then volatile — working state, context, working set, current task. The summary and
- * title requests take only what they need (seed 003's `withOnlyRegions`).
+ * stable first — core rules, VALARMIND.md, VALARMIND.local.md, rolling summary, the window's
+ * settled blocks — then what changes — working state, working set, the turns since the last
+ * block boundary, volatile context (time, git, touched files), the current task. Splitting the
+ * window at its block boundary keeps a new turn from invalidating state and working set every
+ * turn (docs/adr/0011-split-window-at-block-boundary.md). The summary and title requests take only
+ * what they need (seed 003's `withOnlyRegions`).
  */
 import type { Turn } from "../memory/turn.ts";
 import { promptText } from "./prompt-text.ts";
 import { Regions } from "./regions.ts";
 import { tagged, type Section } from "./section.ts";
-import { conversationSection, summarySection } from "./sections/conversation.ts";
+import { conversationSection, recentTurnsSection, summarySection } from "./sections/conversation.ts";
 import { currentTaskSection } from "./sections/current-task.ts";
 import { coreRulesSection, personalPreferencesSection, projectInstructionsSection } from "./sections/instructions.ts";
 import { volatileContextSection } from "./sections/volatile-context.ts";
@@ -16,7 +19,7 @@ import { workingSetSection } from "./sections/working-set.ts";
 import { workingStateSection } from "./sections/working-state.ts";
 import { toolTarget } from "../memory/summary.ts";
 
-export const MAIN_TURN_ORDER = ["core", "project", "personal", "summary", "conversation", "state", "context", "working_set", "task"] as const;
+export const MAIN_TURN_ORDER = ["core", "project", "personal", "summary", "conversation", "state", "working_set", "recent", "context", "task"] as const;
 
 export function mainTurnRegions(): Regions {
   return Regions.empty()
@@ -26,8 +29,9 @@ export function mainTurnRegions(): Regions {
     .withRegion("summary", summarySection)
     .withRegion("conversation", conversationSection)
     .withRegion("state", workingStateSection)
-    .withRegion("context", volatileContextSection)
     .withRegion("working_set", workingSetSection)
+    .withRegion("recent", recentTurnsSection)
+    .withRegion("context", volatileContextSection)
     .withRegion("task", currentTaskSection);
 }
 

@@ -55,6 +55,34 @@ export function turnItems(turn: Turn, ctx: SectionContext): InputItem[] {
   return [{ type: "message", role: "user", content: turn.user }, ...stepItems(turn.items, ctx)];
 }
 
+/**
+ * The window splits at its last block boundary: settled turns (whole blocks, counted from the
+ * window's start, which folds keep aligned) sit in the stable prefix; the turns since the
+ * boundary sit after the working set and state, so a new turn, a state edit or a new
+ * working-set item invalidates only what follows it, and the settled part moves once per block.
+ */
+export function settledCount(turns: number, blockTurns: number): number {
+  return Math.floor(turns / Math.max(1, blockTurns)) * Math.max(1, blockTurns);
+}
+
+function turnPieces(ctx: SectionContext, part: "settled" | "recent"): Piece[] {
+  const cut = settledCount(ctx.turns.length, ctx.windowBlockTurns);
+  const turns = part === "settled" ? ctx.turns.slice(0, cut) : ctx.turns.slice(cut);
+  const first = ctx.turns[0]?.turn;
+  const last = ctx.turns.at(-1)?.turn;
+  return turns.map(
+    (turn): Piece => ({
+      id: `turn:${turn.turn}`,
+      type: "turn",
+      format: "items",
+      reason: part === "settled" ? "window_turn" : "recent_turn",
+      detail: `turn ${turn.turn} of the window (turns ${first}–${last}), ${part === "settled" ? "in a settled block" : "since the last block boundary"}`,
+      placement: "items",
+      items: turnItems(turn, ctx),
+    }),
+  );
+}
+
 export const conversationSection: Section = {
   id: "conversation",
   region: "conversation",
@@ -62,20 +90,17 @@ export const conversationSection: Section = {
   placement: "items",
   type: "turn",
   format: "items",
+  reason: "window_turn",
+  render: (ctx) => turnPieces(ctx, "settled"),
+};
+
+export const recentTurnsSection: Section = {
+  id: "recent_turns",
+  region: "recent",
+  stable: false,
+  placement: "items",
+  type: "turn",
+  format: "items",
   reason: "recent_turn",
-  render: (ctx) => {
-    const first = ctx.turns[0]?.turn;
-    const last = ctx.turns.at(-1)?.turn;
-    return ctx.turns.map(
-      (turn): Piece => ({
-        id: `turn:${turn.turn}`,
-        type: "turn",
-        format: "items",
-        reason: "recent_turn",
-        detail: `turn ${turn.turn} of the window (turns ${first}–${last})`,
-        placement: "items",
-        items: turnItems(turn, ctx),
-      }),
-    );
-  },
+  render: (ctx) => turnPieces(ctx, "recent"),
 };
