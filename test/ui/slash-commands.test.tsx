@@ -136,3 +136,16 @@ describe("completion", () => {
     expect(h.exitCount()).toBe(0);
   });
 });
+
+describe("keys faster than renders", () => {
+  test("an open path menu does not swallow Enter after Ctrl+U and a command typed in one read", async () => {
+    const h = renderApp({ paths: ["src/a.ts"] });
+    await h.see("Ask anything");
+    await h.keys("look at @sr");
+    await h.see("src/a.ts");
+    await h.keys("\u0015/window\r");
+    await waitUntil(() => h.controller.commandsRun.length === 1, "the command", h.frame);
+    expect(h.controller.commandsRun).toEqual([{ name: "window", args: "" }]);
+    expect(h.controller.submitted).toEqual([]);
+  });
+});

@@ -7,8 +7,8 @@ import type { Key } from "ink";
 
 export type EditorCommand =
   | { type: "insert"; text: string }
-  /** Keys typed faster than one per read, ending with Enter (fast typists, tmux send-keys). */
-  | { type: "insert_submit"; text: string }
+  /** Several keys in one read (fast typing, automation such as tmux send-keys), in order. */
+  | { type: "sequence"; commands: EditorCommand[] }
   | { type: "newline" }
   | { type: "submit" }
   | { type: "backspace" }
@@ -60,9 +60,44 @@ export function keyAction(input: string, key: Key): EditorCommand {
   if (key.end) return { type: "end" };
   if (key.ctrl) return CTRL_BINDINGS[input.toLowerCase()] ?? { type: "ignore" };
   if (key.meta || key.pageUp || key.pageDown || input === "") return { type: "ignore" };
-  // Unbracketed multi-line input is a paste: its line breaks stay in the prompt. A single trailing
-  // carriage return is Enter pressed after fast typing.
-  const lone = /^[^\r\n]+\r$/.exec(input);
-  if (lone) return { type: "insert_submit", text: input.slice(0, -1) };
-  return { type: "insert", text: input.replace(/\r\n?/g, "\n") };
+  if (input.length > 1 && /[\u0000-\u0008\u000a-\u001f\u007f]/.test(input)) {
+    return { type: "sequence", commands: splitKeys(input) };
+  }
+  return { type: "insert", text: input };
+}
+
+/**
+ * Splits one read holding several keys. Unbracketed multi-line input is a paste, so its line
+ * breaks stay in the prompt; a single carriage return at the end is Enter after fast typing.
+ */
+function splitKeys(input: string): EditorCommand[] {
+  const breaks = (input.match(/\r\n?|\n/g) ?? []).length;
+  const sendsAtEnd = breaks === 1 && input.endsWith("\r");
+  const commands: EditorCommand[] = [];
+  let text = "";
+  const flush = () => {
+    if (text !== "") commands.push({ type: "insert", text });
+    text = "";
+  };
+  for (let i = 0; i < input.length; i++) {
+    const char = input[i] ?? "";
+    const code = char.charCodeAt(0);
+    if (char === "\r" || char === "\n") {
+      if (char === "\r" && input[i + 1] === "\n") i++;
+      flush();
+      commands.push(sendsAtEnd && i === input.length - 1 ? { type: "submit" } : { type: "newline" });
+    } else if (char === "\t") {
+      text += char;
+    } else if (char === "\u007f" || char === "\b") {
+      flush();
+      commands.push({ type: "backspace" });
+    } else if (code >= 1 && code <= 26) {
+      flush();
+      commands.push(CTRL_BINDINGS[String.fromCharCode(code + 96)] ?? { type: "ignore" });
+    } else if (code >= 32) {
+      text += char;
+    }
+  }
+  flush();
+  return commands;
 }

@@ -2,7 +2,7 @@ import { Box, Text, useInput, usePaste } from "ink";
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { CommandInfo } from "../slash/slash-catalog.ts";
 import { useTheme } from "../theme-context.tsx";
-import { applyCompletion } from "./completion.ts";
+import { applyCompletion, completionContext } from "./completion.ts";
 import { CompletionMenu } from "./completion-menu.tsx";
 import * as edit from "./editor-buffer.ts";
 import { EditorView } from "./editor-view.tsx";
@@ -65,11 +65,20 @@ export function PromptInput(props: PromptInputProps) {
   useEffect(() => update({ history: historyCursor(props.history) }), [props.history, update]);
   useEffect(() => update({ selected: 0 }), [completion.context?.kind, completion.context?.query, update]);
 
+  /** The menu applies only if the items were computed for the buffer as it is now (keys can outrun renders). */
   const menuFor = (current: EditorState) => {
+    const shown = completion.context;
+    const now = completionContext(current.buffer);
     const open =
-      completion.context !== undefined && completion.items.length > 0 && current.dismissedText !== current.buffer.text;
+      shown !== undefined &&
+      now !== undefined &&
+      now.kind === shown.kind &&
+      now.query === shown.query &&
+      now.start === shown.start &&
+      completion.items.length > 0 &&
+      current.dismissedText !== current.buffer.text;
     const chosen = open ? completion.items[Math.min(current.selected, completion.items.length - 1)] : undefined;
-    return { open, chosen };
+    return { open, chosen, context: open ? now : undefined };
   };
 
   const run = (command: EditorCommand) => {
@@ -78,7 +87,7 @@ export function PromptInput(props: PromptInputProps) {
     const menu = menuFor(s);
     const setBuffer = (next: edit.EditorBuffer) => update({ buffer: next });
     const acceptCompletion = () => {
-      if (menu.chosen && completion.context) setBuffer(applyCompletion(buffer, completion.context, menu.chosen.value));
+      if (menu.chosen && menu.context) setBuffer(applyCompletion(buffer, menu.context, menu.chosen.value));
     };
     const browseHistory = (direction: "up" | "down") => {
       const step = direction === "up" ? historyPrevious(s.history, buffer.text) : historyNext(s.history);
@@ -96,10 +105,11 @@ export function PromptInput(props: PromptInputProps) {
         return setBuffer(edit.insertText(buffer, command.text));
       case "newline":
         return setBuffer(edit.insertText(buffer, "\n"));
-      case "insert_submit":
-        return send(edit.insertText(buffer, command.text));
+      case "sequence":
+        for (const each of command.commands) run(each);
+        return;
       case "submit": {
-        if (menu.chosen && completion.context && menu.chosen.value !== completion.context.query) {
+        if (menu.chosen && menu.context && menu.chosen.value !== menu.context.query) {
           return acceptCompletion();
         }
         // A trailing backslash is the portable "new line" for terminals that send Enter for every chord.

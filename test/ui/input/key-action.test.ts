@@ -41,9 +41,28 @@ describe("keyAction", () => {
     expect(keyAction("x", { ...none, ctrl: true })).toEqual({ type: "ignore" });
   });
 
-  test("fast typing that ends with Enter is inserted then sent; pasted lines stay lines", () => {
-    expect(keyAction("hello\r", none)).toEqual({ type: "insert_submit", text: "hello" });
-    expect(keyAction("a\rb\r", none)).toEqual({ type: "insert", text: "a\nb\n" });
+  test("several keys in one read are split in order; one trailing Enter sends", () => {
+    expect(keyAction("hello\r", none)).toEqual({
+      type: "sequence",
+      commands: [{ type: "insert", text: "hello" }, { type: "submit" }],
+    });
+    expect(keyAction("\u0015/window\r", none)).toEqual({
+      type: "sequence",
+      commands: [{ type: "kill_start" }, { type: "insert", text: "/window" }, { type: "submit" }],
+    });
+  });
+
+  test("unbracketed multi-line input is a paste: line breaks stay, nothing is sent", () => {
+    expect(keyAction("a\r\nb\rc", none)).toEqual({
+      type: "sequence",
+      commands: [
+        { type: "insert", text: "a" },
+        { type: "newline" },
+        { type: "insert", text: "b" },
+        { type: "newline" },
+        { type: "insert", text: "c" },
+      ],
+    });
   });
 
   test("key releases (kitty protocol) do nothing", () => {
