@@ -34,7 +34,7 @@ export function formatManifestDiff(a: ListedManifest, b: ListedManifest, diff: M
     `${paint("bold", "diff")} ${callLabel(a.manifest)} (${basename(a.path)}) → ${callLabel(b.manifest)} (${basename(b.path)})`,
     `total          ${formatInt(diff.totalBefore)} → ${formatInt(diff.totalAfter)} (${sign(diff.totalAfter - diff.totalBefore)})`,
     `stable prefix  ${formatInt(diff.stableBefore)} → ${formatInt(diff.stableAfter)}`,
-    `unchanged prefix of B: ${formatInt(diff.unchangedPrefixTokens)} content tokens (${percent(diff.unchangedPrefixShare, 1)}) — what a prefix cache can reuse`,
+    `unchanged prefix of B: ${formatInt(diff.unchangedPrefixTokens)} content tokens (${percent(diff.unchangedPrefixShare, 1, 1)}) — what a prefix cache can reuse`,
     "",
   ];
   if (diff.changes.length === 0) {

@@ -1,0 +1,131 @@
+import { describe, expect, test } from "bun:test";
+import { BudgetExceededError } from "../../src/prompt/budget-error.ts";
+import { buildRequest, exactCounter } from "../../src/prompt/builder.ts";
+import type { Manifest } from "../../src/prompt/manifest-schema.ts";
+import { STATE_TOKEN_FLOOR } from "../../src/state/projection.ts";
+import { fullInput, SETTINGS } from "./support/build-fixture.ts";
+import { syntheticWorkingSet } from "./support/synthetic-session.ts";
+
+const tokensOf = (m: Manifest, id: string) => m.items.find((i) => i.id === id)?.tokens ?? 0;
+
+describe("cutoff policy", () => {
+  test("within budget nothing is cut", async () => {
+    const { manifest, changes } = await buildRequest(await fullInput());
+    expect(manifest.cutoff_steps).toEqual([]);
+    expect(manifest.total_tokens).toBeLessThanOrEqual(manifest.budget_tokens);
+    expect(changes).toEqual({});
+  });
+
+  test("step 1 trims the state projection from its cap to its floor", async () => {
+    const full = (await buildRequest(await fullInput())).manifest;
+    const budget = full.total_tokens - 100;
+    const { manifest, changes } = await buildRequest(await fullInput({ budgetTokens: budget }));
+    expect(manifest.cutoff_steps.map((s) => s.step)).toEqual(["trim_state"]);
+    expect(tokensOf(manifest, "working_state")).toBeLessThanOrEqual(STATE_TOKEN_FLOOR + 20);
+    expect(manifest.total_tokens).toBeLessThanOrEqual(budget);
+    expect(manifest.dropped.filter((d) => d.reason === "state_cap").length).toBeGreaterThan(0);
+    expect(changes).toEqual({});
+  });
+
+  test("step 2 folds the oldest window block into the summary, recorded turn by turn", async () => {
+    const trimmed = (await buildRequest(await fullInput({ budgetTokens: (await buildRequest(await fullInput())).manifest.total_tokens - 100 }))).manifest;
+    const budget = trimmed.total_tokens - 300;
+    const { manifest, changes, request } = await buildRequest(await fullInput({ budgetTokens: budget }));
+    expect(manifest.cutoff_steps.map((s) => s.step)).toEqual(["trim_state", "fold_window"]);
+    expect(manifest.cutoff_steps[1]?.detail).toBe("turns 17–24 folded into the summary (extractive)");
+    const folded = manifest.dropped.filter((d) => d.reason === "folded_into_summary").map((d) => d.id);
+    expect(folded).toEqual([17, 18, 19, 20, 21, 22, 23, 24].map((n) => `turn:${n}`));
+    expect(manifest.items.some((i) => i.id === "turn:17")).toBe(false);
+    expect(changes.fold).toMatchObject({ throughTurn: 24, summarizer: "extractive", summary: { fromTurn: 1, throughTurn: 24 } });
+    const summary = request.input[0]?.type === "message" ? request.input[0].content : "";
+    expect(summary).toContain('turns="1–24"');
+    expect(summary).toContain("T24 user:");
+    expect(manifest.total_tokens).toBeLessThanOrEqual(budget);
+  });
+
+  test("step 3 evicts working-set items by the overflow policy (priority: lowest effective first)", async () => {
+    const count = await exactCounter();
+    const base = await fullInput();
+    if (!base.memory) throw new Error("fixture has memory");
+    const items = syntheticWorkingSet(10, count);
+    const input = await fullInput({ memory: { ...base.memory, turns: [], summary: undefined, workingSet: items }, sources: {} });
+    const full = (await buildRequest(input)).manifest;
+    const budget = full.total_tokens - 150;
+    const { manifest, changes } = await buildRequest({ ...input, budgetTokens: budget });
+    expect(manifest.cutoff_steps.map((s) => s.step)).toEqual(["evict_working_set"]);
+    const evicted = manifest.dropped.filter((d) => d.reason === "evicted");
+    expect(evicted.length).toBeGreaterThan(0);
+    // Priorities cycle 0.3..0.9; the attention files are src/lexer.ts (from the message): lowest effective go first.
+    expect(evicted[0]?.id).toBe("ws:ws-item-1");
+    expect(evicted[0]?.detail).toContain("policy priority");
+    expect(changes.workingSet?.items.length).toBe(10 - evicted.length);
+    expect(changes.workingSet?.events.every((e) => e.type === "evicted")).toBe(true);
+    expect(manifest.memory_events.filter((e) => e.type === "evicted").length).toBe(evicted.length);
+  });
+
+  test("step 3 under SUMMARIZE condenses items instead of dropping them", async () => {
+    const count = await exactCounter();
+    const base = await fullInput();
+    if (!base.memory) throw new Error("fixture has memory");
+    const items = syntheticWorkingSet(10, count);
+    const input = await fullInput({ memory: { ...base.memory, turns: [], summary: undefined, workingSet: items, overflowPolicy: "summarize" }, sources: {} });
+    const full = (await buildRequest(input)).manifest;
+    const { manifest, changes } = await buildRequest({ ...input, budgetTokens: full.total_tokens - 100 });
+    expect(manifest.dropped.some((d) => d.reason === "condensed")).toBe(true);
+    expect(changes.workingSet?.items.some((i) => i.source === "summary")).toBe(true);
+  });
+
+  test("step 4 shortens long tool outputs head+tail, halving the cap", async () => {
+    const big = Array.from({ length: 400 }, (_, i) => `row ${i}: ${"data ".repeat(8)}end`).join("\n");
+    const input = await fullInput({
+      sources: {},
+      memory: { summary: undefined, turns: [], workingSet: [], overflowPolicy: "fifo", touchedFiles: [], touchedSymbols: [], events: [] },
+      task: { userText: "look", items: [{ kind: "tool", callId: "c1", name: "read_file", arguments: '{"path":"x"}', output: big, isError: false }] },
+    });
+    const full = (await buildRequest(input)).manifest;
+    const { manifest, request } = await buildRequest({ ...input, budgetTokens: full.total_tokens - 900 });
+    expect(manifest.cutoff_steps.map((s) => s.step)).toEqual(["shorten_tool_outputs"]);
+    const cap = Number(/≤(\d+) tokens/.exec(manifest.cutoff_steps[0]?.detail ?? "")?.[1]);
+    expect(cap).toBeLessThanOrEqual(1000);
+    expect(manifest.dropped).toContainEqual(expect.objectContaining({ id: "task:call:c1", reason: "shortened_head_tail" }));
+    const output = request.input.find((i) => i.type === "function_call_output");
+    const text = output?.type === "function_call_output" ? output.output : "";
+    expect(text).toStartWith("row 0:");
+    expect(text).toEndWith("row 399: data data data data data data data data end");
+    expect(text).toContain("tokens omitted");
+  });
+
+  test("the steps run in order and each is recorded with tokens before and after", async () => {
+    const { manifest } = await buildRequest(await fullInput({ budgetTokens: 3000 }));
+    const steps = manifest.cutoff_steps.map((s) => s.step);
+    expect(steps.slice(0, 4)).toEqual(["trim_state", "fold_window", "fold_window", "fold_window"]);
+    expect(steps).toContain("evict_working_set");
+    for (const step of manifest.cutoff_steps) expect(step.tokens_after).toBeLessThanOrEqual(step.tokens_before);
+    expect(manifest.total_tokens).toBeLessThanOrEqual(3000);
+    // Never cut: core rules and the current message.
+    expect(manifest.items.map((i) => i.id)).toContain("core_rules");
+    expect(manifest.items.map((i) => i.id)).toContain("task:message");
+  });
+
+  test("core rules, tools and the message alone over budget: a clear error, nothing cut", async () => {
+    const input = await fullInput({ budgetTokens: 300 });
+    const error = await buildRequest(input).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BudgetExceededError);
+    expect((error as Error).message).toMatch(/^the core rules, the tools and the current message need \d+ tokens, over the budget of 300/);
+    expect((error as BudgetExceededError).hint).toContain("maxContextTokens");
+  });
+
+  test("still over after every step: the error names what is largest", async () => {
+    const huge = "Follow this rule carefully in every single change you make to the code.\n".repeat(900);
+    const input = await fullInput({ sources: { project: { path: "VALARMIND.md", text: huge } }, budgetTokens: 8000 });
+    const error = await buildRequest(input).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BudgetExceededError);
+    expect((error as Error).message).toContain("after every cutoff step");
+    expect((error as BudgetExceededError).largest[0]?.id).toBe("project_instructions");
+  });
+
+  test("the default settings budget comes from maxContextTokens", async () => {
+    const { manifest } = await buildRequest(await fullInput());
+    expect(manifest.budget_tokens).toBe(SETTINGS.maxContextTokens);
+  });
+});
