@@ -241,6 +241,8 @@ export class AgentSession {
     };
 
     const outcome = await runTurnLoop(deps, turn, text, emit, signal);
+    // The reason a turn failed stays with it, so `sessions show` and a later reader can tell why.
+    if (outcome.error) transcript.append({ kind: "note", turn, what: `error:${outcome.error.kind}`, text: outcome.error.message });
     transcript.append({
       kind: "turn_end",
       turn,
