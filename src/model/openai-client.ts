@@ -139,14 +139,14 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
 
   /** Error messages quote servers; a server that echoes the key must not put it on screen or disk. */
   async function* stream(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
-    for await (const event of attempt(request, signal)) {
+    for await (const event of streamWithRetries(request, signal)) {
       yield event.type === "error" && apiKey && event.message.includes(apiKey)
         ? { ...event, message: event.message.replaceAll(apiKey, "[redacted key]") }
         : event;
     }
   }
 
-  async function* attempt(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
+  async function* streamWithRetries(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
     if (!apiKey) {
       yield noApiKeyError();
       return;
