@@ -74,7 +74,7 @@ describe("valarmind prompt --dry-run", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("cut to fit the budget of 5,000:");
     expect(r.stdout).toContain("✂ fold_window");
-    expect(r.stdout).toMatch(/- turn:9 +\d+ +folded_into_summary/);
+    expect(r.stdout).toMatch(/- folded_into_summary ×\d+ [\d,]+ tokens: turn:9, turn:10, /);
   });
 
   test("works in a workspace without sessions", async () => {

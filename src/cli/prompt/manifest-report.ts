@@ -99,18 +99,31 @@ export function rowsOf(items: readonly ManifestItem[], all: boolean): Row[] {
 export function budgetBar(total: number, budget: number, stable: number, paint: Paint, width = 32): string {
   const scale = Math.max(total, budget);
   const cells = (n: number) => Math.round((n / scale) * width);
-  const stableCells = Math.min(cells(stable), cells(total));
-  const usedCells = cells(total);
-  const budgetCell = cells(budget);
+  const used = cells(total);
+  const stableCells = Math.min(cells(stable), used);
+  const free = Math.max(0, cells(budget) - used);
   const tone = total > budget ? "red" : total > budget * 0.85 ? "yellow" : "green";
-  let bar = "";
-  for (let c = 0; c < width; c++) {
-    if (c < stableCells) bar += paint(tone, "█");
-    else if (c < usedCells) bar += paint(tone, "▓");
-    else if (c < budgetCell) bar += paint("dim", "░");
-    else bar += " ";
+  const bar = paint(tone, "█".repeat(stableCells) + "▓".repeat(used - stableCells)) + paint("dim", "░".repeat(free));
+  return `[${bar}${" ".repeat(Math.max(0, width - used - free))}]`;
+}
+
+/** Dropped entries grouped by reason: one line per reason with a count, tokens and the first ids. */
+function droppedGroups(dropped: Manifest["dropped"]): Array<{ reason: string; count: number; tokens: number; ids: string[]; detail: string }> {
+  const groups = new Map<string, { reason: string; count: number; tokens: number; ids: string[]; detail: string }>();
+  for (const d of dropped) {
+    const g = groups.get(d.reason) ?? { reason: d.reason, count: 0, tokens: 0, ids: [], detail: d.detail ?? "" };
+    g.count += 1;
+    g.tokens += d.tokens;
+    g.ids.push(d.id);
+    groups.set(d.reason, g);
   }
-  return `[${bar}]`;
+  return [...groups.values()];
+}
+
+function countsOf(types: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
+  return [...counts].map(([t, n]) => (n === 1 ? t : `${n} ${t}`)).join(", ");
 }
 
 function clip(text: string, max: number): string {
@@ -163,16 +176,22 @@ export function formatManifestReport(m: Manifest, options: ReportOptions): strin
   }
   if (m.dropped.length === 0) {
     out.push(`${paint("bold", "left out:")} nothing`);
-  } else {
+  } else if (options.all) {
     out.push(paint("bold", `left out (${m.dropped.length}):`));
-    const shown = options.all ? m.dropped : m.dropped.slice(0, 12);
-    for (const d of shown) {
+    for (const d of m.dropped) {
       out.push(`  - ${padEnd(d.id, 24)} ${padStart(d.tokens > 0 ? formatInt(d.tokens) : "", 6)}  ${d.reason}${d.detail ? paint("dim", `: ${clip(d.detail, 90)}`) : ""}`);
     }
-    if (shown.length < m.dropped.length) out.push(paint("dim", `  … ${m.dropped.length - shown.length} more (--all shows every item)`));
+  } else {
+    out.push(paint("bold", `left out (${m.dropped.length}):`));
+    for (const g of droppedGroups(m.dropped)) {
+      const ids = g.ids.slice(0, 4).join(", ") + (g.ids.length > 4 ? `, … (${g.ids.length - 4} more)` : "");
+      const tokens = g.tokens > 0 ? ` ${formatInt(g.tokens)} tokens` : "";
+      out.push(`  - ${g.reason} ×${g.count}${tokens}: ${ids}${g.detail ? paint("dim", ` — ${clip(g.detail, 80)}`) : ""}`);
+    }
+    out.push(paint("dim", "  (--all lists every item)"));
   }
   const events = m.memory_events.filter((e) => e.type !== "added");
-  if (events.length > 0) out.push(`${paint("bold", "memory events:")} ${events.map((e) => e.type).join(", ")}`);
+  if (events.length > 0) out.push(`${paint("bold", "memory events:")} ${countsOf(events.map((e) => e.type))}`);
   for (const note of options.notes ?? []) out.push(paint("dim", `note: ${note}`));
   return `${out.join("\n")}\n`;
 }
