@@ -22,7 +22,6 @@ import type { OverflowPolicy } from "./working-set-policy.ts";
 
 /** A tool record as a turn item: in the window its prompt summary, in a pending turn its output. */
 function toolItem(record: ToolCallRecord, form: "summary" | "output"): ToolExchange {
-  const tokens = record.tokens ? { call: record.tokens.call, output: form === "summary" ? record.tokens.summary : record.tokens.output } : undefined;
   return {
     kind: "tool",
     callId: record.call_id,
@@ -30,7 +29,6 @@ function toolItem(record: ToolCallRecord, form: "summary" | "output"): ToolExcha
     arguments: record.arguments,
     output: form === "summary" ? record.summary : record.output,
     isError: record.is_error,
-    ...(tokens && { tokens }),
   };
 }
 
@@ -112,11 +110,11 @@ export class ShortTermMemory {
       switch (record.kind) {
         case "user":
           close("error");
-          open = { turn: { turn: record.turn, user: record.text, items: [], ...(record.tokens !== undefined && { userTokens: record.tokens }) }, calls: new Map() };
+          open = { turn: { turn: record.turn, user: record.text, items: [] }, calls: new Map() };
           memory.lastTurn = Math.max(memory.lastTurn, record.turn);
           break;
         case "assistant":
-          if (open?.turn.turn === record.turn) open.turn.items.push({ kind: "assistant", text: record.text, ...(record.tokens !== undefined && { tokens: record.tokens }) });
+          if (open?.turn.turn === record.turn) open.turn.items.push({ kind: "assistant", text: record.text });
           break;
         case "tool_call":
           if (open?.turn.turn === record.turn) {

@@ -2,14 +2,13 @@
  * A conversation turn as short-term memory holds it: the user's text and what the model did in
  * answer, in order. In the window, a tool exchange carries the *prompt summary* of its result
  * (the raw result stays in the transcript); in the turn still in progress it carries the output
- * the model saw. Token counts are exact o200k counts when known (stored in the transcript).
+ * the model saw. (Token counts live in the transcript records; the builder counts what it sends.)
  */
 import type { Usage } from "../model/types.ts";
 
 export interface AssistantItem {
   kind: "assistant";
   text: string;
-  tokens?: number;
 }
 
 export interface ToolExchange {
@@ -21,8 +20,6 @@ export interface ToolExchange {
   /** The function output the prompt carries: the summary in the window, the output in the current turn. */
   output: string;
   isError: boolean;
-  /** call = name + arguments. */
-  tokens?: { call: number; output: number };
 }
 
 export type TurnItem = AssistantItem | ToolExchange;
@@ -30,7 +27,6 @@ export type TurnItem = AssistantItem | ToolExchange;
 export interface Turn {
   turn: number;
   user: string;
-  userTokens?: number;
   items: TurnItem[];
   stopReason?: "completed" | "incomplete" | "error" | "aborted" | "max_steps";
   usage?: Usage;
