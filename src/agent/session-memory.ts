@@ -60,9 +60,19 @@ export function openSessionMemory(
   const { session, read } = openSession(paths, id);
   const notices: string[] = [];
   if (read.tornTail !== undefined) notices.push(`${session.file}: the last line was incomplete (a crash mid-write); it was kept in a note record`);
-  const memory = ShortTermMemory.fromRecords(read.records, memoryOptions(settings, countTokens));
-  if (memory.pending) {
-    notices.push(`turn ${memory.pending.turn} ("${memory.pending.user.slice(0, 60)}") never finished; its message is in the transcript — send it again to retry`);
+  let memory = ShortTermMemory.fromRecords(read.records, memoryOptions(settings, countTokens));
+  const pending = memory.pending;
+  if (pending) {
+    notices.push(`turn ${pending.turn} ("${pending.user.slice(0, 60)}") never finished; its message is in the transcript — send it again to retry`);
+    // Closed now as a failed turn, so this process and every later resume rebuild the same window
+    // (left open, it would be missing from the next request but back in the one after a resume).
+    const steps = read.records.reduce((n, r) => ((r.kind === "assistant" || r.kind === "tool_call") && r.turn === pending.turn ? Math.max(n, r.step) : n), 0);
+    const closing = session.append([
+      { kind: "note", turn: pending.turn, what: "error:interrupted", text: "the process ended before this turn finished" },
+      { kind: "turn_end", turn: pending.turn, steps, stop_reason: "error" },
+    ]);
+    session.sync();
+    memory = ShortTermMemory.fromRecords([...read.records, ...closing], memoryOptions(settings, countTokens));
   }
   return { sessionId: session.id, transcript: session, memory, resumed: true, notices };
 }
