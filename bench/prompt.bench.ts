@@ -101,7 +101,7 @@ async function throughput(ctx: BenchContext): Promise<BenchRow[]> {
   let tokens = 0;
   let bytes = 0;
   for (let i = 0; i < 7; i++) {
-    const text = `${base}\n// run ${i}\n`.repeat(8); // a fresh string each run: no memo hit
+    const text = `${base}\n// run ${i}\n`.repeat(Math.ceil(1e6 / base.length)); // ~1 MB, fresh each run: no memo hit
     bytes = Buffer.byteLength(text);
     const started = performance.now();
     tokens = count(text);
@@ -109,7 +109,7 @@ async function throughput(ctx: BenchContext): Promise<BenchRow[]> {
   }
   const ms = median(times);
   const memoTimes: number[] = [];
-  const text = `${base}\n// memo\n`.repeat(8);
+  const text = `${base}\n// memo\n`.repeat(Math.ceil(1e6 / base.length));
   count(text);
   for (let i = 0; i < 50; i++) {
     const s = performance.now();
@@ -163,10 +163,10 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
       note: `average over ${standard.requests - 1} consecutive request pairs (tool-loop steps included); first request of each turn alone: ${standard.firstSteps.toFixed(3)}`,
     },
     {
-      name: "unchanged-prefix share, same script, one-piece window (the architecture's first order)",
+      name: "unchanged-prefix share, same script, window in one piece before the state",
       value: singleWindow.all,
       unit: "ratio",
-      note: `for comparison: ${MAIN_TURN_ORDER.join(" · ")} splits the window at its block boundary (ADR 0011); first requests alone: ${singleWindow.firstSteps.toFixed(3)}`,
+      note: `the architecture's first order, for comparison (first requests alone: ${singleWindow.firstSteps.toFixed(3)}); valarmind's order splits the window at its block boundary: ${MAIN_TURN_ORDER.join(" · ")} (ADR 0011)`,
     },
     {
       name: "a first request (no history): tokens",
