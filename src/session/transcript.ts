@@ -18,6 +18,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rea
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { SessionListing } from "../agent/controller.ts";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { UsageError, ValarmindError } from "../errors.ts";
 import {
@@ -56,14 +57,6 @@ export interface ReadSessionResult {
   records: TranscriptRecord[];
   /** Text of an incomplete last line, if the writer died mid-line. */
   tornTail: string | undefined;
-}
-
-export interface SessionListing {
-  id: string;
-  file: string;
-  startedAt: string;
-  turns: number;
-  firstMessage: string;
 }
 
 function fileStamp(date: Date): string {

@@ -1,5 +1,5 @@
 /** Stable instruction sections: core rules, project instructions (VALARMIND.md), personal preferences (VALARMIND.local.md). */
-import { tagged, type Section } from "../section.ts";
+import { tagged, type InstructionFile, type Section, type SectionContext } from "../section.ts";
 
 export const coreRulesSection: Section = {
   id: "core_rules",
@@ -23,54 +23,40 @@ export const coreRulesSection: Section = {
   ],
 };
 
-export const projectInstructionsSection: Section = {
-  id: "project_instructions",
-  region: "project",
-  stable: true,
-  placement: "instructions",
-  type: "project_instructions",
-  format: "markdown",
-  reason: "project_instructions",
-  render: (ctx) => {
-    const file = ctx.project;
-    if (!file || file.text.trim() === "") return "";
-    return [
-      {
-        id: "project_instructions",
-        type: "project_instructions",
-        format: "markdown",
-        reason: "project_instructions",
-        detail: `${file.path}: shared project instructions, read every turn`,
-        placement: "instructions",
-        text: tagged("project_instructions", file.text, { source: file.path }),
-        body: file.text,
-      },
-    ];
-  },
-};
+/** A human-owned instruction file as one stable instructions piece; absent when missing or blank. */
+function instructionFileSection(
+  type: "project_instructions" | "personal_preferences",
+  region: string,
+  file: (ctx: SectionContext) => InstructionFile | undefined,
+  what: string,
+): Section {
+  return {
+    id: type,
+    region,
+    stable: true,
+    placement: "instructions",
+    type,
+    format: "markdown",
+    reason: type,
+    render: (ctx) => {
+      const f = file(ctx);
+      if (!f || f.text.trim() === "") return "";
+      return [
+        {
+          id: type,
+          type,
+          format: "markdown",
+          reason: type,
+          detail: `${f.path}: ${what}`,
+          placement: "instructions",
+          text: tagged(type, f.text, { source: f.path }),
+          body: f.text,
+        },
+      ];
+    },
+  };
+}
 
-export const personalPreferencesSection: Section = {
-  id: "personal_preferences",
-  region: "personal",
-  stable: true,
-  placement: "instructions",
-  type: "personal_preferences",
-  format: "markdown",
-  reason: "personal_preferences",
-  render: (ctx) => {
-    const file = ctx.personal;
-    if (!file || file.text.trim() === "") return "";
-    return [
-      {
-        id: "personal_preferences",
-        type: "personal_preferences",
-        format: "markdown",
-        reason: "personal_preferences",
-        detail: `${file.path}: the user's personal preferences (not shared)`,
-        placement: "instructions",
-        text: tagged("personal_preferences", file.text, { source: file.path }),
-        body: file.text,
-      },
-    ];
-  },
-};
+export const projectInstructionsSection = instructionFileSection("project_instructions", "project", (ctx) => ctx.project, "shared project instructions, read every turn");
+
+export const personalPreferencesSection = instructionFileSection("personal_preferences", "personal", (ctx) => ctx.personal, "the user's personal preferences (not shared)");
