@@ -5,7 +5,7 @@
  * extractive summarizer and the failure is reported, so the window never stalls.
  */
 import type { Settings } from "../config/settings-schema.ts";
-import { ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
+import { ExtractiveSummarizer, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { ModelClient } from "../model/types.ts";
 import { writeManifest, recordUsage } from "../prompt/manifest.ts";
@@ -18,6 +18,8 @@ export interface ModelSummarizerOptions {
   /** Where the summary request's manifest goes (the session directory). */
   sessionDir: string;
   currentTurn: () => number;
+  /** The rolling summary being extended (its own turn range labels the summary request). */
+  currentSummary: () => RollingSummary | undefined;
   /** Told when the model call failed and the extractive fallback was used. */
   onFallback: (message: string) => void;
 }
@@ -32,7 +34,11 @@ export class ModelSummarizer implements Summarizer {
     const { model, settings, sessionId, sessionDir } = this.options;
     const first = evictedTurns[0];
     const last = evictedTurns.at(-1);
-    const previous = previousSummary === "" || !first || !last ? undefined : { text: previousSummary, fromTurn: first.turn, throughTurn: last.turn };
+    const known = this.options.currentSummary();
+    const previous =
+      previousSummary === "" || !first
+        ? undefined
+        : { text: previousSummary, fromTurn: known?.fromTurn ?? first.turn, throughTurn: known?.throughTurn ?? first.turn - 1 };
     const built = await buildSummaryRequest({ settings, sessionId, turn: this.options.currentTurn(), previous, evictedTurns });
     const manifestPath = await writeManifest(sessionDir, built.manifest);
     let text = "";

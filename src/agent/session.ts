@@ -94,6 +94,7 @@ export class AgentSession {
         sessionId: this.sessionId,
         sessionDir: `${this.paths.sessionsDir}/${this.sessionId}`,
         currentTurn: () => this.memory.lastTurn + 1,
+        currentSummary: () => this.memory.summary,
         onFallback: (message) => this.pendingNotices.push(message),
       });
   }
