@@ -1,15 +1,19 @@
 /**
  * The model-backed Summarizer for the rolling summary: its own request, built by the prompt
- * builder with only the summary regions (rules, previous summary, evicted turns), streamed
- * through the same ModelClient. If the model call fails, the fold still happens with the offline
- * extractive summarizer and the failure is reported, so the window never stalls.
+ * builder with only the regions it needs (summary and promotion rules, the previous summary, the
+ * working state, the evicted turns), streamed through the same ModelClient. The reply's
+ * `<promote>` lines are handed to `promote` (see promotion.ts). If the model call fails, the fold
+ * still happens with the offline extractive summarizer and the failure is reported, so the window
+ * never stalls.
  */
 import type { Settings } from "../config/settings-schema.ts";
 import { ExtractiveSummarizer, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { ModelClient } from "../model/types.ts";
+import { buildRequest } from "../prompt/builder.ts";
 import { writeManifest, recordUsage } from "../prompt/manifest.ts";
-import { buildSummaryRequest } from "../prompt/special-requests.ts";
+import type { WorkingState } from "../state/schema.ts";
+import { parsePromotions, promotionSummaryRegions, type Promotion } from "./promotion.ts";
 
 export interface ModelSummarizerOptions {
   model: ModelClient;
@@ -20,6 +24,9 @@ export interface ModelSummarizerOptions {
   currentTurn: () => number;
   /** The rolling summary being extended (its own turn range labels the summary request). */
   currentSummary: () => RollingSummary | undefined;
+  readState: () => Promise<WorkingState | undefined>;
+  /** Applies what the folded turns settled to the working state. */
+  promote: (promotions: Promotion[]) => Promise<void>;
   /** Told when the model call failed and the extractive fallback was used. */
   onFallback: (message: string) => void;
 }
@@ -39,7 +46,17 @@ export class ModelSummarizer implements Summarizer {
       previousSummary === "" || !first
         ? undefined
         : { text: previousSummary, fromTurn: known?.fromTurn ?? first.turn, throughTurn: known?.throughTurn ?? first.turn - 1 };
-    const built = await buildSummaryRequest({ settings, sessionId, turn: this.options.currentTurn(), previous, evictedTurns });
+    const state = await this.options.readState();
+    const built = await buildRequest({
+      settings,
+      sessionId,
+      turn: this.options.currentTurn(),
+      purpose: "summary",
+      regions: promotionSummaryRegions(),
+      sources: state ? { state } : {},
+      memory: { summary: previous, turns: [], workingSet: [], overflowPolicy: "fifo", touchedFiles: [], touchedSymbols: [], events: [] },
+      evictedTurns,
+    });
     const manifestPath = await writeManifest(sessionDir, built.manifest);
     let text = "";
     let failure: string | undefined;
@@ -50,7 +67,11 @@ export class ModelSummarizer implements Summarizer {
         if (event.usage) await recordUsage(manifestPath, event.usage);
       } else if (event.type === "error") failure = event.message;
     }
-    if (failure === undefined && text.trim() !== "") return text.trim();
+    const { summary, promotions } = parsePromotions(text);
+    if (failure === undefined && summary !== "") {
+      if (promotions.length > 0) await this.options.promote(promotions);
+      return summary;
+    }
     this.options.onFallback(`the summary request failed (${failure ?? "empty answer"}); folded turns ${first?.turn}–${last?.turn} with the offline summarizer instead`);
     return this.fallback.summarize(previousSummary, evictedTurns, signal);
   }

@@ -24,6 +24,7 @@ import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
 import { EventChannel } from "./event-channel.ts";
 import type { AgentEvent } from "./events.ts";
 import { ModelSummarizer } from "./model-summarizer.ts";
+import { promotionOp, type Promotion } from "./promotion.ts";
 import { openSessionMemory, type ResumeTarget } from "./session-memory.ts";
 import { toolMemory, type ToolMemory } from "./tool-memory.ts";
 import { runTurnLoop, type BuiltStep, type TurnLoopDeps } from "./turn-loop.ts";
@@ -95,6 +96,8 @@ export class AgentSession {
         sessionDir: `${this.paths.sessionsDir}/${this.sessionId}`,
         currentTurn: () => this.memory.lastTurn + 1,
         currentSummary: () => this.memory.summary,
+        readState: async () => (await this.state.read()).state,
+        promote: (promotions) => this.applyPromotions(promotions),
         onFallback: (message) => this.pendingNotices.push(message),
       });
   }
@@ -258,6 +261,22 @@ export class AgentSession {
     transcript.sync();
     this.flushNotices(emit);
     emit({ type: "turn_end", turn, text: finalAnswer(outcome.turn), stopReason: outcome.stopReason });
+  }
+
+  /** Applies the summarizer's promotions to state.json; each change is reported at turn end. */
+  private async applyPromotions(promotions: Promotion[]): Promise<void> {
+    const at = new Date();
+    for (const promotion of promotions) {
+      try {
+        const current = (await this.state.read()).state;
+        const op = promotionOp(promotion, current, at);
+        if (!op) continue;
+        const result = await this.state.update(op);
+        if (result.written) this.pendingNotices.push(`promoted to the working state: ${result.change}`);
+      } catch (error) {
+        this.pendingNotices.push(`could not promote ${promotion.kind} to the working state: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   }
 
   /** The window keeps tool results as their prompt summaries; long read-like results go to the working set. */
