@@ -26,7 +26,7 @@ export async function waitUntil(
   check: () => boolean,
   what: string,
   frame?: () => string,
-  timeoutMs = 3000,
+  timeoutMs = 10_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
