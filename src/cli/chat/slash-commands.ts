@@ -72,12 +72,19 @@ export async function compactNow(session: AgentSession): Promise<CommandOutput> 
   const before = await session.previewTokens();
   const folded = await session.compactConversation();
   const stateRead = await session.state.read();
-  const toon = await encodeStateToon(stateRead.state);
-  await writeFileAtomic(session.paths.stateToon, `${toon.toon}\n`);
+  let toonLine: string;
+  // Without state.json there is no .valarmind/memory/ to write into, and nothing to project.
+  if (stateRead.source === "missing") {
+    toonLine = "no working state yet (set one with /goal or /task add): state.toon not written";
+  } else {
+    const toon = await encodeStateToon(stateRead.state);
+    await writeFileAtomic(session.paths.stateToon, `${toon.toon}\n`);
+    toonLine = `state.toon rewritten: ${toon.tokens} tokens${toon.omitted.length > 0 ? ` (left out: ${toon.omitted.join(", ")})` : ""}`;
+  }
   const after = await session.previewTokens();
   return out("compact", [
     folded > 0 ? `folded ${folded} turn(s) of the window into the rolling summary` : "the window was empty: nothing to fold",
-    `state.toon rewritten: ${toon.tokens} tokens${toon.omitted.length > 0 ? ` (left out: ${toon.omitted.join(", ")})` : ""}`,
+    toonLine,
     `next request: ${before} → ${after} tokens`,
   ]);
 }
