@@ -71,7 +71,8 @@ describe("a turn", () => {
 
 describe("approvals", () => {
   async function askToEdit(): Promise<RealApp> {
-    const h = await openRealApp({ files: { "src/sum.ts": SUM } });
+    const h = await openRealApp({ files: { "src/sum.ts": SUM }, settings: { approvals: "suggest" } });
+    expect(h.frame()).toContain("· suggest");
     h.server.enqueue(EDIT_SUM, textStream("The sign is fixed."));
     await h.send("fix sum");
     await h.see("Allow edit_file?");
@@ -130,19 +131,22 @@ describe("slash commands on the real session", () => {
   test("/manifest shows the last request's manifest as a table", async () => {
     const h = await openRealApp();
     echoServer(h);
-    await h.send("hello");
-    await h.see("answer to hello");
-    await h.idle();
+    for (const message of ["hello", "tell me about the parser"]) {
+      await h.send(message);
+      await h.see(`answer to ${message}`);
+      await h.idle();
+    }
     await h.send("/manifest");
     await h.see("cut to fit:");
     const frame = h.frame();
-    expect(frame).toContain("── /manifest manifest 1");
+    const manifests = join(workspacePaths(h.root).sessionsDir, h.controller.status().sessionId, "manifests");
+    expect(readdirSync(manifests).sort()).toEqual(["0001-01.json", "0002-01.json"]);
+    expect(frame).toContain("── /manifest manifest 2");
+    expect(frame).toContain(`valarmind prompt · 2/2\n${join(manifests, "0002-01.json")}`);
+    expect(frame).toContain("turn 2 · step 1");
     expect(frame).toMatch(/region\s+item\s+tokens\s+share\s+cache\s+why/);
     expect(frame).toMatch(/core\s+core rules/);
-    expect(frame).toMatch(/task\s+the user's message/);
-    const sessionDir = join(workspacePaths(h.root).sessionsDir, h.controller.status().sessionId, "manifests");
-    expect(readdirSync(sessionDir)).toEqual(["0001-01.json"]);
-    expect(frame).toContain(join(sessionDir, "0001-01.json"));
+    expect(frame).toMatch(/task\s+the user's message\s+\d+\s+[\d.]+%\s+volatile\s+the user's message for turn 2/);
   }, TEST_MS);
 
   test("/window lists the turns the sliding window holds", async () => {

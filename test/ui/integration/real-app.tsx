@@ -92,7 +92,7 @@ export async function openRealApp(options: RealAppOptions = {}): Promise<RealApp
   const idle = () =>
     until(() => {
       const now = frame();
-      return now.includes("Ask anything") && !now.includes("working ·") && !now.includes("running /") && !now.includes("Allow ");
+      return now.includes("Ask anything") && !now.includes("working ·") && !now.includes("running /") && !now.includes("Esc denies");
     }, "the REPL to be idle");
   await idle();
   return {
