@@ -21,6 +21,7 @@ import { createSession, type SessionTranscript } from "../session/transcript.ts"
 import { StateStore } from "../state/store.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
+import { trace } from "../trace.ts";
 import { EventChannel } from "./event-channel.ts";
 import type { AgentEvent } from "./events.ts";
 import { ModelSummarizer } from "./model-summarizer.ts";
@@ -164,6 +165,7 @@ export class AgentSession {
     emit({ type: "turn_start", turn, userText: text });
 
     const [files, git] = await Promise.all([readInstructionFiles(this.paths), readGitInfo(this.paths.root, signal)]);
+    trace(`turn ${turn}: instructions and git status read`);
     const summaries = new Map<string, ToolMemory>();
     const manifestPaths = new WeakMap<BuiltStep, string>();
 

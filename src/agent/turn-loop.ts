@@ -10,6 +10,7 @@ import type { Turn, TurnItem, ToolExchange } from "../memory/turn.ts";
 import type { CurrentTask } from "../prompt/section.ts";
 import type { ModelClient, ModelErrorKind, ModelRequest, ToolCallRequest, Usage } from "../model/types.ts";
 import { ValarmindError } from "../errors.ts";
+import { trace } from "../trace.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
 import type { AgentEvent, ApprovalDecision, TurnManifestSummary } from "./events.ts";
 
@@ -63,6 +64,7 @@ async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: A
   for await (const event of model.stream(request, signal)) {
     switch (event.type) {
       case "text_delta":
+        if (text === "") trace("first text delta");
         text += event.delta;
         emit({ type: "text_delta", delta: event.delta });
         break;
@@ -128,6 +130,7 @@ export async function runTurnLoop(
       return finish("error", { kind, message });
     }
     emit({ type: "request_built", turn: turnNumber, step, manifest: built.manifest });
+    trace(`turn ${turnNumber} step ${step}: request built`);
 
     const result = await streamStep(deps.model, built.request, emit, signal);
     if (result.kind === "error") {

@@ -6,6 +6,7 @@
 import { Command, CommanderError } from "commander";
 import pkg from "../../package.json" with { type: "json" };
 import { reportFailure } from "./report-failure.ts";
+import { trace } from "../trace.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerState } from "./commands/state.ts";
 import { registerCompact } from "./commands/compact.ts";
@@ -13,6 +14,7 @@ import { registerPrompt } from "./commands/prompt.ts";
 import { registerChat } from "./commands/chat.ts";
 import { registerSessions } from "./commands/sessions.ts";
 
+trace("main: modules loaded");
 const program = new Command();
 program
   .name("valarmind")

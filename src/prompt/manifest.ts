@@ -10,29 +10,15 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ErrorObject, ValidateFunction } from "ajv";
+import type { ErrorObject } from "ajv";
 import { ValarmindError } from "../errors.ts";
 import type { Usage } from "../model/types.ts";
 import { writeFileAtomic } from "../state/atomic-write.ts";
-import { ManifestSchema, type Manifest } from "./manifest-schema.ts";
+// ajv (draft 2020-12 + formats), compiled ahead of time from manifest-schema.ts (manifest-validator-build.ts).
+import validate from "./generated/manifest-validator.js";
+import type { Manifest } from "./manifest-schema.ts";
 
-let validator: Promise<ValidateFunction> | undefined;
-
-/** ajv (draft 2020-12 + formats), compiled on first use: a dry run never pays for it. */
-function manifestValidator(): Promise<ValidateFunction> {
-  validator ??= (async () => {
-    const [{ default: Ajv2020 }, { default: addFormats }] = await Promise.all([import("ajv/dist/2020.js"), import("ajv-formats")]);
-    const ajv = new Ajv2020({ allErrors: false, strict: true });
-    addFormats(ajv);
-    return ajv.compile(manifestJsonSchema());
-  })();
-  return validator;
-}
-
-/** The JSON Schema document (TypeBox's symbols dropped). */
-export function manifestJsonSchema(): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(ManifestSchema)) as Record<string, unknown>;
-}
+export { manifestJsonSchema } from "./manifest-json-schema.ts";
 
 function describe(errors: ErrorObject[] | null | undefined): string {
   const first = errors?.[0];
@@ -41,7 +27,6 @@ function describe(errors: ErrorObject[] | null | undefined): string {
 }
 
 export async function validateManifest(value: unknown, where: string): Promise<Manifest> {
-  const validate = await manifestValidator();
   if (!validate(value)) {
     throw new ValarmindError(`${where}: invalid manifest: ${describe(validate.errors)}`, {
       hint: "Manifests are written by valarmind; if this file was edited, restore it or delete it.",

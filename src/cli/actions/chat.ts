@@ -11,6 +11,7 @@ import { UsageError } from "../../errors.ts";
 import { createModelClient, endpointWarning, resolveEndpoint } from "../../model/client-factory.ts";
 import type { ResumeTarget } from "../../agent/session-memory.ts";
 import { AgentSession } from "../../agent/session.ts";
+import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
 import { createJsonPrinter } from "../../ui/print-json.ts";
 
@@ -43,6 +44,7 @@ async function readMessage(raw: string): Promise<string> {
 }
 
 export async function runChat(opts: ChatOptions): Promise<number> {
+  trace("chat: command loaded");
   const root = findWorkspaceRoot();
   const settings = loadSettings(root, flagSettings(opts));
   const model = createModelClient({ settings });
@@ -77,6 +79,7 @@ async function runHeadless(
   message: string,
 ): Promise<number> {
   const session = await AgentSession.open({ root, settings, model, interactive: false, resume });
+  trace("chat: session open");
   const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
   const print = opts.json
     ? createJsonPrinter(write(process.stdout))
