@@ -121,11 +121,6 @@ export function errorEvents(events: readonly AgentEvent[]): Array<Extract<AgentE
   return events.filter((e): e is Extract<AgentEvent, { type: "error" }> => e.type === "error");
 }
 
-/** Everything a request body gives the model to read, as one string (for "is X in the prompt"). */
-export function promptText(body: Record<string, unknown>): string {
-  return `${String(body.instructions ?? "")}\n${JSON.stringify(body.input ?? [])}`;
-}
-
 /** Event types with each run of `text_delta` collapsed into one, for order assertions. */
 export function eventShape(types: readonly string[]): string[] {
   return types.filter((type, i) => type !== "text_delta" || types[i - 1] !== "text_delta");
