@@ -98,10 +98,10 @@ export function createEditFileTool(): Tool<EditFileArgs> {
     parameters: {
       type: "object",
       properties: {
-        path: { type: "string", minLength: 1, description: "file to edit, relative to the workspace root" },
-        old_string: { type: "string", description: "exact text to replace, including whitespace; must match once unless replace_all" },
-        new_string: { type: "string", description: "replacement text" },
-        replace_all: { type: ["boolean", "null"], description: "replace every occurrence; null for false" },
+        path: { type: "string", minLength: 1, description: "workspace-relative" },
+        old_string: { type: "string" },
+        new_string: { type: "string" },
+        replace_all: { type: ["boolean", "null"] },
       },
       required: ["path", "old_string", "new_string"],
       additionalProperties: false,

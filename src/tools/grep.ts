@@ -42,12 +42,12 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
     parameters: {
       type: "object",
       properties: {
-        pattern: { type: "string", minLength: 1, description: "regular expression (or literal text with literal: true)" },
-        path: { type: ["string", "null"], description: "file or directory to search, relative to the workspace root; null for the root" },
-        glob: { type: ["string", "null"], description: 'only files matching this glob, e.g. "*.ts" (any depth) or "src/**/*.ts"; null for all' },
-        case_insensitive: { type: ["boolean", "null"], description: "match regardless of case; null for false" },
-        literal: { type: ["boolean", "null"], description: "treat pattern as literal text, not a regex; null for false" },
-        max_results: { type: ["integer", "null"], minimum: 1, maximum: GREP_MAX_CAP, description: `cap on matching lines shown; null for ${GREP_DEFAULT_CAP}` },
+        pattern: { type: "string", minLength: 1 },
+        path: { type: ["string", "null"], description: "file or directory; null for the workspace root" },
+        glob: { type: ["string", "null"] },
+        case_insensitive: { type: ["boolean", "null"] },
+        literal: { type: ["boolean", "null"], description: "pattern is plain text" },
+        max_results: { type: ["integer", "null"], minimum: 1, maximum: GREP_MAX_CAP, description: `default ${GREP_DEFAULT_CAP}` },
       },
       required: ["pattern"],
       additionalProperties: false,

@@ -26,9 +26,9 @@ export function createListFilesTool(): Tool<ListFilesArgs> {
     parameters: {
       type: "object",
       properties: {
-        path: { type: ["string", "null"], description: "directory relative to the workspace root; null for the root" },
-        glob: { type: ["string", "null"], description: 'glob such as "**/*.test.ts" (relative to path) or "*.md" (any depth); null for all files' },
-        max_results: { type: ["integer", "null"], minimum: 1, maximum: LIST_FILES_MAX_CAP, description: `cap on listed files; null for ${LIST_FILES_DEFAULT_CAP}` },
+        path: { type: ["string", "null"], description: "directory; null for the workspace root" },
+        glob: { type: ["string", "null"] },
+        max_results: { type: ["integer", "null"], minimum: 1, maximum: LIST_FILES_MAX_CAP, description: `default ${LIST_FILES_DEFAULT_CAP}` },
       },
       required: [],
       additionalProperties: false,

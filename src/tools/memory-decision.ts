@@ -123,9 +123,9 @@ export function createRecordDecisionTool(store: () => MemoryStore): Tool<RecordD
     parameters: {
       type: "object",
       properties: {
-        title: { type: "string", minLength: 1, description: "what was decided, one line" },
-        why: { type: "string", description: "the reason, one or two sentences" },
-        write_adr: { type: ["boolean", "null"], description: `also write ${ADR_DIR}/NNNN-slug.md (needs write approval); null for false` },
+        title: { type: "string", minLength: 1, description: "one line" },
+        why: { type: "string", description: "one or two sentences" },
+        write_adr: { type: ["boolean", "null"] },
       },
       required: ["title", "why"],
       additionalProperties: false,

@@ -29,7 +29,7 @@ export function createSetGoalTool(store: () => MemoryStore): Tool<SetGoalArgs> {
     kind: "memory",
     parameters: {
       type: "object",
-      properties: { goal: { type: "string", description: "the project's current objective, one sentence; empty to clear" } },
+      properties: { goal: { type: "string" } },
       required: ["goal"],
       additionalProperties: false,
     },
@@ -45,7 +45,7 @@ export function createSetNowTool(store: () => MemoryStore): Tool<SetNowArgs> {
     kind: "memory",
     parameters: {
       type: "object",
-      properties: { now: { type: "string", description: "what is being done right now, one sentence; empty to clear" } },
+      properties: { now: { type: "string" } },
       required: ["now"],
       additionalProperties: false,
     },
@@ -62,8 +62,8 @@ export function createSetConventionTool(store: () => MemoryStore): Tool<SetConve
     parameters: {
       type: "object",
       properties: {
-        name: { type: "string", minLength: 1, description: 'short name of the convention, e.g. "tests" or "imports"' },
-        rule: { type: ["string", "null"], description: "the rule, one sentence; null or empty to remove the convention" },
+        name: { type: "string", minLength: 1 },
+        rule: { type: ["string", "null"] },
       },
       required: ["name"],
       additionalProperties: false,
@@ -96,13 +96,13 @@ export function createTaskTool(store: () => MemoryStore): Tool<TaskArgs> {
     parameters: {
       type: "object",
       properties: {
-        action: { type: "string", enum: ["add", "update", "done", "block"], description: "add a task, update one, mark one done, or mark one blocked" },
-        id: { type: ["string", "null"], description: 'task id such as "T-3" (update, done, block); null for add' },
-        title: { type: ["string", "null"], description: "task title (required for add; a new title for update)" },
-        status: { type: ["string", "null"], enum: [...TASK_STATUSES, null], description: "new status (add, update)" },
-        note: { type: ["string", "null"], description: "progress note (add, update); empty string clears it" },
-        reason: { type: ["string", "null"], description: "why the task is blocked (required for block)" },
-        files: { type: ["array", "null"], items: { type: "string" }, description: "files the task touches (add, update)" },
+        action: { type: "string", enum: ["add", "update", "done", "block"] },
+        id: { type: ["string", "null"] },
+        title: { type: ["string", "null"] },
+        status: { type: ["string", "null"], enum: [...TASK_STATUSES, null] },
+        note: { type: ["string", "null"] },
+        reason: { type: ["string", "null"] },
+        files: { type: ["array", "null"], items: { type: "string" } },
       },
       required: ["action"],
       additionalProperties: false,

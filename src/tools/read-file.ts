@@ -43,9 +43,9 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
     parameters: {
       type: "object",
       properties: {
-        path: { type: "string", minLength: 1, description: "file path relative to the workspace root" },
-        start_line: { type: ["integer", "null"], minimum: 1, description: "first line to read (1-based); null for the start" },
-        end_line: { type: ["integer", "null"], minimum: 1, description: "last line to read, inclusive; null for the default window" },
+        path: { type: "string", minLength: 1, description: "workspace-relative" },
+        start_line: { type: ["integer", "null"], minimum: 1, description: "1-based" },
+        end_line: { type: ["integer", "null"], minimum: 1, description: "inclusive" },
       },
       required: ["path"],
       additionalProperties: false,

@@ -53,8 +53,8 @@ export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs>
     parameters: {
       type: "object",
       properties: {
-        command: { type: "string", minLength: 1, description: "bash command line, run with `bash -lc` in the workspace root" },
-        timeout_ms: { type: ["integer", "null"], minimum: 100, maximum: maxTimeout, description: `timeout in milliseconds; null for ${options.timeoutMs}` },
+        command: { type: "string", minLength: 1 },
+        timeout_ms: { type: ["integer", "null"], minimum: 100, maximum: maxTimeout, description: `default ${options.timeoutMs}` },
       },
       required: ["command"],
       additionalProperties: false,

@@ -48,8 +48,8 @@ export function createWriteFileTool(): Tool<WriteFileArgs> {
     parameters: {
       type: "object",
       properties: {
-        path: { type: "string", minLength: 1, description: "file to create or overwrite, relative to the workspace root" },
-        content: { type: "string", description: "the complete new content of the file" },
+        path: { type: "string", minLength: 1, description: "workspace-relative" },
+        content: { type: "string" },
       },
       required: ["path", "content"],
       additionalProperties: false,

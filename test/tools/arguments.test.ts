@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { countTokens } from "../../src/prompt/tokens.ts";
 import { toolSpecs } from "../../src/tools/registry.ts";
 import { toStrictParameters } from "../../src/tools/strict-schema.ts";
 import { call, makeWorkspace, registryFor, removeWorkspaces } from "./temp-workspace.ts";
@@ -71,6 +72,13 @@ describe("tool specs", () => {
       expect(JSON.stringify(params)).not.toContain("minLength");
     }
     expect(JSON.stringify(toolSpecs())).toBe(JSON.stringify(specs));
+  });
+
+  // The definitions ride on every request; this budget keeps them from growing back (was 2,412).
+  test("the tool definitions together stay within 1,400 o200k tokens", async () => {
+    let total = 0;
+    for (const spec of toolSpecs()) total += await countTokens(JSON.stringify(spec));
+    expect(total).toBeLessThanOrEqual(1400);
   });
 
   test("a registry's specs equal the offline specs", () => {
