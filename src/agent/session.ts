@@ -18,7 +18,9 @@ import { readGitInfo } from "../prompt/git-info.ts";
 import { readInstructionFiles } from "../prompt/instruction-files.ts";
 import { recordUsage, writeManifest } from "../prompt/manifest.ts";
 import { createSession, type SessionTranscript } from "../session/transcript.ts";
+import type { WorkingState } from "../state/schema.ts";
 import { StateStore } from "../state/store.ts";
+import { validateState } from "../state/validate.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
 import { trace } from "../trace.ts";
@@ -28,6 +30,7 @@ import { ModelSummarizer } from "./model-summarizer.ts";
 import { promotionOp, type Promotion } from "./promotion.ts";
 import { openSessionMemory, type ResumeTarget } from "./session-memory.ts";
 import { toolMemory, type ToolMemory } from "./tool-memory.ts";
+import { recordTurnInMemory } from "./turn-memory.ts";
 import { runTurnLoop, type BuiltStep, type TurnLoopDeps } from "./turn-loop.ts";
 
 export interface AgentSessionOptions {
@@ -165,6 +168,7 @@ export class AgentSession {
     emit({ type: "turn_start", turn, userText: text });
 
     const [files, git] = await Promise.all([readInstructionFiles(this.paths), readGitInfo(this.paths.root, signal)]);
+    if (!this.snapshot()) await this.takeStateSnapshot(transcript, turn);
     trace(`turn ${turn}: instructions and git status read`);
     const summaries = new Map<string, ToolMemory>();
     const manifestPaths = new WeakMap<BuiltStep, string>();
@@ -183,7 +187,7 @@ export class AgentSession {
           step,
           now: startedAt,
           tools: this.tools.specs(),
-          sources: { ...files, state: stateRead.state, ...(git && { git }) },
+          sources: { ...files, state: stateRead.state, ...(git && { git }), ...this.snapshotSource() },
           memory: this.memory.view(),
           task,
           summarizer: this.summarizer,
@@ -256,8 +260,14 @@ export class AgentSession {
       stop_reason: outcome.stopReason,
       ...(outcome.steps > 0 ? { usage: outcome.usage } : {}),
     });
-    this.endTurnInMemory(outcome.turn, summaries);
-    await this.slideWindow(transcript, signal, emit);
+    recordTurnInMemory(this.memory, outcome.turn, summaries, {
+      ttlTurns: this.settings.workingSetTtlTurns,
+      blockTurns: this.settings.windowBlockTurns,
+    });
+    const folded = await this.slideWindow(transcript, signal, emit);
+    // The cached part of the next request changes here anyway (a block settled or the window
+    // folded), so the state snapshot it shows can catch up for free (ADR 0063).
+    if (folded || this.memory.window.size % this.settings.windowBlockTurns === 0) await this.takeStateSnapshot(transcript, turn);
     const ws = this.memory.workingSetRecord(turn);
     if (ws) transcript.append(ws);
     transcript.sync();
@@ -281,27 +291,34 @@ export class AgentSession {
     }
   }
 
-  /** The window keeps tool results as their prompt summaries; long read-like results go to the working set. */
-  private endTurnInMemory(turn: Turn, summaries: Map<string, ToolMemory>): void {
-    const items = turn.items.map((item) => {
-      if (item.kind !== "tool") return item;
-      const memory = summaries.get(item.callId);
-      return memory ? { ...item, output: memory.promptSummary } : item;
-    });
-    this.memory.endTurn({ ...turn, items });
-    for (const memory of summaries.values()) {
-      if (memory.workingSetItem) this.memory.workingSet.add(memory.workingSetItem);
-    }
-  }
-
-  private async slideWindow(transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<void> {
+  private async slideWindow(transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
     // After an abort the model is not asked again: the offline summarizer folds instead.
     const summarizer = signal.aborted ? new ExtractiveSummarizer() : this.summarizer;
     const before = this.memory.window.size;
     const fold = await this.memory.slide(summarizer, signal.aborted ? undefined : signal);
-    if (fold?.kind !== "summary") return;
+    if (fold?.kind !== "summary") return false;
     transcript.append(fold);
     emit({ type: "window_slid", foldedTurns: before - this.memory.window.size, summaryTokens: fold.tokens ?? this.count(fold.text) });
+    return true;
+  }
+
+  /** The state snapshot of the memory, if it is a valid state (a damaged record is ignored and retaken). */
+  private snapshot(): { turn: number; state: WorkingState } | undefined {
+    const snap = this.memory.stateSnapshot;
+    if (!snap) return undefined;
+    const checked = validateState(snap.state, this.transcript?.file ?? "state snapshot");
+    return checked.ok ? { turn: snap.turn, state: checked.state } : undefined;
+  }
+
+  private snapshotSource(): { stateSnapshot?: { turn: number; state: WorkingState } } {
+    const snap = this.snapshot();
+    return snap ? { stateSnapshot: snap } : {};
+  }
+
+  private async takeStateSnapshot(transcript: SessionTranscript, turn: number): Promise<void> {
+    const { state } = await this.state.read();
+    this.memory.stateSnapshot = { turn, state };
+    transcript.append({ kind: "state_snapshot", turn, state: state as unknown as Record<string, unknown> });
   }
 
   /** After `context_length_exceeded`: fold the oldest window block into the summary. False if the window is empty. */

@@ -5,6 +5,7 @@
  * the overflow policy decides how long they stay; the window then carries one line pointing at
  * the working-set item, so the same content is never sent twice.
  */
+import { posix } from "node:path";
 import type { NewWorkingSetItem } from "../memory/working-set.ts";
 import type { ToolCallRequest } from "../model/types.ts";
 import type { ToolCallOutcome } from "../tools/types.ts";
@@ -26,13 +27,20 @@ export interface ToolMemory {
   workingSetItem?: NewWorkingSetItem;
 }
 
-function pathTags(argumentsJson: string): string[] {
+/** "./src/a.ts" and "src//a.ts" name the same file as "src/a.ts". */
+export function normalizeWorkspacePath(path: string): string {
+  const normal = posix.normalize(path.replaceAll("\\", "/"));
+  return normal.startsWith("./") ? normal.slice(2) : normal;
+}
+
+/** The workspace paths a call's arguments name (keys like path, file, glob). */
+export function pathTags(argumentsJson: string): string[] {
   try {
     const args: unknown = JSON.parse(argumentsJson);
     if (typeof args !== "object" || args === null) return [];
     return Object.entries(args)
       .filter(([key, value]) => /path|file|glob/i.test(key) && typeof value === "string" && value !== "")
-      .map(([, value]) => String(value));
+      .map(([, value]) => normalizeWorkspacePath(String(value)));
   } catch {
     return [];
   }

@@ -10,9 +10,10 @@ export const SettingsSchema = Type.Object(
       { default: "medium", description: "reasoning effort for reasoning models; 'none' omits it" },
     ),
     maxContextTokens: Type.Integer({ minimum: 1000, default: 24000, description: "MAX_CONTEXT_TOKENS: budget per request" }),
-    shortBufferTurns: Type.Integer({ minimum: 20, maximum: 80, default: 24, description: "SHORT_BUFFER_TURNS: turns the window holds" }),
-    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 8, description: "turns folded into the summary at once" }),
-    workingSetTokens: Type.Integer({ minimum: 0, default: 4000, description: "token cap of the working set" }),
+    shortBufferTurns: Type.Integer({ minimum: 20, maximum: 80, default: 20, description: "SHORT_BUFFER_TURNS: turns the window holds" }),
+    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 5, description: "turns folded into the summary at once" }),
+    workingSetTokens: Type.Integer({ minimum: 0, default: 2500, description: "token cap of the working set" }),
+    workingSetTtlTurns: Type.Integer({ minimum: 1, default: 3, description: "turns a working-set item stays without being used again" }),
     overflowPolicy: Type.Union(
       [Type.Literal("fifo"), Type.Literal("lru"), Type.Literal("priority"), Type.Literal("summarize")],
       { default: "priority" },

@@ -70,6 +70,8 @@ export class ShortTermMemory {
   readonly workingSet: WorkingSet;
   readonly touched = new TouchedEntities();
   summary: RollingSummary | undefined;
+  /** The working state as the cached part of the prompt shows it (a `state_snapshot` record's). */
+  stateSnapshot: { turn: number; state: unknown } | undefined;
   /** The highest turn number seen. */
   lastTurn = 0;
   /** A turn whose user message reached the transcript but which never ended; the agent may retry it. */
@@ -134,6 +136,9 @@ export class ShortTermMemory {
           break;
         case "working_set":
           memory.workingSet.restore(record.items);
+          break;
+        case "state_snapshot":
+          memory.stateSnapshot = { turn: record.turn, state: record.state };
           break;
         case "session":
         case "note":

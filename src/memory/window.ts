@@ -1,10 +1,10 @@
 /**
- * The conversation window: the last SHORT_BUFFER_TURNS turns, verbatim (tool results as their
- * prompt summaries). It slides in blocks of `windowBlockTurns`: once it holds more than
- * `shortBufferTurns` turns, the oldest block is folded into the rolling summary in one step, so
- * the cached prompt prefix breaks once per block rather than on every turn.
+ * The conversation window: the last SHORT_BUFFER_TURNS turns (tool results as their prompt
+ * summaries). It slides in blocks of `windowBlockTurns`: once finished turns reach
+ * `shortBufferTurns`, its older half (whole blocks) is folded into the rolling summary in one
+ * step, so the cached prompt prefix breaks once per fold rather than on every turn.
  *
- *   const window = new ConversationWindow({ shortBufferTurns: 24, windowBlockTurns: 8 });
+ *   const window = new ConversationWindow({ shortBufferTurns: 20, windowBlockTurns: 5 });
  *   window.push(turn);
  *   const block = window.overflowBlock();   // turns to fold now, or []
  *   if (block.length) { summary = await foldTurns(summary, block, summarizer); window.dropThrough(block.at(-1).turn); }
@@ -58,9 +58,19 @@ export class ConversationWindow {
     return this.list.slice(0, this.options.windowBlockTurns);
   }
 
-  /** The block to fold now because the window holds more than `shortBufferTurns` turns, else []. */
+  /**
+   * The turns to fold now, else []. The window holds SHORT_BUFFER_TURNS turns counting the one
+   * being answered, so once finished turns reach `shortBufferTurns` its older half folds, in whole
+   * blocks. With a block size that divides it, that happens at the turn where the newest block
+   * settles: the summary and the settled part change together and the prefix breaks once.
+   */
   overflowBlock(): Turn[] {
-    return this.list.length > this.options.shortBufferTurns ? this.oldestBlock() : [];
+    if (this.list.length < this.options.shortBufferTurns) return [];
+    // Fold the older half of the window (whole blocks): half as many folds as one block at a
+    // time, each breaking the cached prefix once, and a smaller window on average.
+    const block = this.options.windowBlockTurns;
+    const blocks = Math.max(1, Math.floor(this.options.shortBufferTurns / 2 / block));
+    return this.list.slice(0, blocks * block);
   }
 
   /** Removes every turn numbered `turn` or lower; returns them. */

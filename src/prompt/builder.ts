@@ -58,6 +58,8 @@ export interface BuildInput {
     project?: InstructionFile;
     personal?: InstructionFile;
     state?: WorkingState;
+    /** The snapshot the cached part shows (ADR 0063); without one, `state` is shown whole. */
+    stateSnapshot?: { turn: number; state: WorkingState };
     git?: GitInfo;
   };
   memory?: MemoryView;
@@ -132,6 +134,7 @@ export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
     turns: memory?.turns ?? [],
     windowBlockTurns: input.settings.windowBlockTurns,
     state: sources.state,
+    stateSnapshot: sources.stateSnapshot,
     stateCap: STATE_TOKEN_CAP,
     workingSet: memory?.workingSet ?? [],
     overflowPolicy: memory?.overflowPolicy ?? "priority",

@@ -88,6 +88,8 @@ export interface SectionContext {
   /** The window's block size: turns settle into the stable prefix a block at a time. */
   windowBlockTurns: number;
   state: WorkingState | undefined;
+  /** The state as the cached part of the prompt shows it; `state` minus this is sent as changes. */
+  stateSnapshot: { turn: number; state: WorkingState } | undefined;
   /** Token cap of the state projection (the cutoff lowers it). */
   stateCap: number;
   workingSet: readonly WorkingSetItem[];

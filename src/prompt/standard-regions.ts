@@ -16,10 +16,10 @@ import { currentTaskSection } from "./sections/current-task.ts";
 import { coreRulesSection, personalPreferencesSection, projectInstructionsSection } from "./sections/instructions.ts";
 import { volatileContextSection } from "./sections/volatile-context.ts";
 import { workingSetSection } from "./sections/working-set.ts";
-import { workingStateSection } from "./sections/working-state.ts";
+import { stateChangesSection, workingStateSection } from "./sections/working-state.ts";
 import { toolTarget } from "../memory/summary.ts";
 
-export const MAIN_TURN_ORDER = ["core", "project", "personal", "summary", "conversation", "state", "working_set", "recent", "context", "task"] as const;
+export const MAIN_TURN_ORDER = ["core", "project", "personal", "summary", "conversation", "state", "working_set", "recent", "state_changes", "context", "task"] as const;
 
 export function mainTurnRegions(): Regions {
   return Regions.empty()
@@ -31,6 +31,7 @@ export function mainTurnRegions(): Regions {
     .withRegion("state", workingStateSection)
     .withRegion("working_set", workingSetSection)
     .withRegion("recent", recentTurnsSection)
+    .withRegion("state_changes", stateChangesSection)
     .withRegion("context", volatileContextSection)
     .withRegion("task", currentTaskSection);
 }

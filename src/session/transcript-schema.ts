@@ -120,6 +120,15 @@ export const NoteRecordSchema = record("note", {
   text: Type.String(),
 });
 
+/**
+ * The working state as the cached part of the prompt shows it (ADR 0063): taken when a session
+ * starts and whenever the window's settled part changes; changes since then are sent separately.
+ */
+export const StateSnapshotRecordSchema = record("state_snapshot", {
+  turn: Type.Integer({ minimum: 0 }),
+  state: Type.Record(Type.String(), Type.Unknown()),
+});
+
 export const TranscriptRecordSchema = Type.Union([
   SessionHeaderSchema,
   UserRecordSchema,
@@ -129,6 +138,7 @@ export const TranscriptRecordSchema = Type.Union([
   SummaryRecordSchema,
   WorkingSetRecordSchema,
   NoteRecordSchema,
+  StateSnapshotRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof SessionHeaderSchema>;
@@ -140,6 +150,7 @@ export type SummaryRecord = Static<typeof SummaryRecordSchema>;
 export type WorkingSetItemData = Static<typeof WorkingSetItemSchema>;
 export type WorkingSetRecord = Static<typeof WorkingSetRecordSchema>;
 export type NoteRecord = Static<typeof NoteRecordSchema>;
+export type StateSnapshotRecord = Static<typeof StateSnapshotRecordSchema>;
 export type TranscriptRecord = Static<typeof TranscriptRecordSchema>;
 export type TranscriptKind = TranscriptRecord["kind"];
 

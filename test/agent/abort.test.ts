@@ -92,6 +92,7 @@ describe("abort", () => {
     const turn = await runTurn(session, "never mind", { signal: abort.signal });
     expect(turn.stopReason).toBe("aborted");
     expect(server.requests).toHaveLength(0);
-    expect(records(session).map((r) => r.kind)).toEqual(["user", "turn_end"]);
+    // The state snapshot (ADR 0063) is taken with the turn's sources, before the first request.
+    expect(records(session).map((r) => r.kind)).toEqual(["user", "state_snapshot", "turn_end"]);
   });
 });

@@ -102,8 +102,12 @@ async function manifestCommand(session: AgentSession, args: string): Promise<Com
 function windowCommand(session: AgentSession): CommandOutput {
   const turns = session.memory.window.turns;
   const limit = session.settings.shortBufferTurns;
-  if (turns.length === 0) return out("window", [`empty (holds up to ${limit} turns, folds ${session.settings.windowBlockTurns} at a time)`]);
-  const lines = [`${turns.length}/${limit} turns; the oldest ${session.settings.windowBlockTurns} fold into the summary when it overflows`];
+  const block = session.settings.windowBlockTurns;
+  if (turns.length === 0) return out("window", [`empty (holds up to ${limit} turns, in blocks of ${block})`]);
+  const settled = Math.floor(turns.length / block) * block;
+  const lines = [
+    `${turns.length}/${limit} turns: ${settled} in settled blocks (condensed in the prompt), ${turns.length - settled} recent (verbatim); at ${limit} the older half folds into the summary`,
+  ];
   for (const t of turns) {
     const tools = t.items.filter((i) => i.kind === "tool").length;
     lines.push(`turn ${t.turn}: ${t.user.replace(/\s+/g, " ").slice(0, 70)}${tools > 0 ? ` · ${tools} tool call(s)` : ""}${t.stopReason && t.stopReason !== "completed" ? ` · ${t.stopReason}` : ""}`);

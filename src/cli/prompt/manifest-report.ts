@@ -49,7 +49,10 @@ function groupLabel(type: string, items: readonly ManifestItem[]): { label: stri
     case "tool":
       return { label: `${n} tool definition${n === 1 ? "" : "s"}`, why: "tools the model may call this turn" };
     case "turn":
-      return { label: `${n} turn${n === 1 ? "" : "s"}${range(items)}`, why: "the conversation window, verbatim (tool results as summaries)" };
+      return {
+        label: `${n} turn${n === 1 ? "" : "s"}${range(items)}`,
+        why: items[0]?.region === "recent" ? "the turns since the last block boundary, verbatim (tool results as summaries)" : "the window's settled blocks, condensed",
+      };
     case "working_set_item": {
       const sources = [...new Set(items.map((i) => /source (\S+),/.exec(i.detail ?? "")?.[1]).filter(Boolean))];
       const boosted = items.filter((i) => i.detail?.includes("boosted")).length;

@@ -1,12 +1,14 @@
 /**
- * Short-term memory sections: the rolling summary and the conversation window. Both are stable
- * (append-only between folds), so they sit in the cached prefix. Window tool exchanges carry
- * their prompt summaries; any output still over the cap is shortened head+tail.
+ * Short-term memory sections: the rolling summary and the conversation window. The summary and
+ * the window's settled blocks are stable (append-only between folds), so they sit in the cached
+ * prefix; settled turns are condensed, recent turns verbatim (memory/condense.ts). Window tool
+ * exchanges carry their prompt summaries; any output still over the cap is shortened head+tail.
  */
 import type { InputItem } from "../../model/types.ts";
 import type { Turn, TurnItem } from "../../memory/turn.ts";
 import { tagged, type Piece, type Section, type SectionContext } from "../section.ts";
 import { shortenHeadTail } from "../shorten.ts";
+import { condensedTurnText, condenseToolArguments } from "../../memory/condense.ts";
 
 export const summarySection: Section = {
   id: "summary",
@@ -36,23 +38,43 @@ export const summarySection: Section = {
   },
 };
 
-/** The input items of turn steps; function outputs over the cap are shortened head+tail. */
-export function stepItems(items: readonly TurnItem[], ctx: SectionContext): InputItem[] {
+/**
+ * The input items of turn steps; function outputs over the cap are shortened head+tail. Past
+ * turns (`pastTurn`) also have long tool arguments cut (condense.ts); the current turn's are whole.
+ */
+export function stepItems(items: readonly TurnItem[], ctx: SectionContext, pastTurn = false): InputItem[] {
   const out: InputItem[] = [];
   for (const item of items) {
     if (item.kind === "assistant") {
       if (item.text !== "") out.push({ type: "message", role: "assistant", content: item.text });
       continue;
     }
-    out.push({ type: "function_call", call_id: item.callId, name: item.name, arguments: item.arguments });
+    const args = pastTurn ? condenseToolArguments(item.arguments) : item.arguments;
+    out.push({ type: "function_call", call_id: item.callId, name: item.name, arguments: args });
     const output = shortenHeadTail(item.output, ctx.toolOutputTokens, ctx.count).text;
     out.push({ type: "function_call_output", call_id: item.callId, output });
   }
   return out;
 }
 
+/** A recent window turn, verbatim but for long past tool arguments. */
 export function turnItems(turn: Turn, ctx: SectionContext): InputItem[] {
-  return [{ type: "message", role: "user", content: turn.user }, ...stepItems(turn.items, ctx)];
+  return [{ type: "message", role: "user", content: turn.user }, ...stepItems(turn.items, ctx, true)];
+}
+
+/** A settled window turn, condensed (condense.ts); memoised because it renders on every request. */
+const condensed = new WeakMap<Turn, InputItem[]>();
+export function settledTurnItems(turn: Turn): InputItem[] {
+  let items = condensed.get(turn);
+  if (!items) {
+    const text = condensedTurnText(turn);
+    items = [
+      { type: "message", role: "user", content: text.user },
+      { type: "message", role: "assistant", content: text.assistant },
+    ];
+    condensed.set(turn, items);
+  }
+  return items;
 }
 
 /**
@@ -76,9 +98,9 @@ function turnPieces(ctx: SectionContext, part: "settled" | "recent"): Piece[] {
       type: "turn",
       format: "items",
       reason: part === "settled" ? "window_turn" : "recent_turn",
-      detail: `turn ${turn.turn} of the window (turns ${first}–${last}), ${part === "settled" ? "in a settled block" : "since the last block boundary"}`,
+      detail: `turn ${turn.turn} of the window (turns ${first}–${last}), ${part === "settled" ? "in a settled block, condensed" : "since the last block boundary, verbatim"}`,
       placement: "items",
-      items: turnItems(turn, ctx),
+      items: part === "settled" ? settledTurnItems(turn) : turnItems(turn, ctx),
     }),
   );
 }

@@ -6,8 +6,8 @@
 import type { TouchedEntity } from "../../memory/touched.ts";
 import { tagged, type Section } from "../section.ts";
 
-const MAX_FILES = 12;
-const MAX_SYMBOLS = 12;
+const MAX_FILES = 8;
+const MAX_SYMBOLS = 8;
 
 function pad(n: number): string {
   return String(n).padStart(2, "0");
@@ -23,12 +23,9 @@ export function formatLocalTime(date: Date): string {
   return `${stamp} (UTC${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)})`;
 }
 
+/** "src/a.ts 2/5": edited twice, read five times; what the session did with the file. */
 function describeEntity(e: TouchedEntity): string {
-  const parts: string[] = [];
-  if (e.edits > 0) parts.push(`edited ${e.edits}×`);
-  if (e.reads > 0) parts.push(`read ${e.reads}×`);
-  if (e.mentions > 0) parts.push(`mentioned ${e.mentions}×`);
-  return `${e.name} (${parts.join(", ")}, last turn ${e.lastTurn})`;
+  return `${e.name} ${e.edits}/${e.reads}`;
 }
 
 export const volatileContextSection: Section = {
@@ -49,10 +46,7 @@ export const volatileContextSection: Section = {
       if (changeCount > changes.length) lines.push(`  … ${changeCount - changes.length} more`);
     }
     const files = ctx.touchedFiles.slice(0, MAX_FILES);
-    if (files.length > 0) {
-      lines.push("touched files:");
-      for (const file of files) lines.push(`  ${describeEntity(file)}`);
-    }
+    if (files.length > 0) lines.push(`touched files (edits/reads): ${files.map(describeEntity).join(", ")}`);
     const symbols = ctx.touchedSymbols.slice(0, MAX_SYMBOLS);
     if (symbols.length > 0) lines.push(`touched symbols: ${symbols.map((s) => `${s.name} (${s.mentions}×)`).join(", ")}`);
     return [

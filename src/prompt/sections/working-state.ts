@@ -1,8 +1,14 @@
 /**
- * The working state (medium-term memory) as TOON. After the window on purpose: a state edit then
- * costs a few hundred uncached tokens instead of invalidating the conversation's cached prefix.
+ * The working state (medium-term memory) as TOON, in two parts (ADR 0063). `working_state` shows
+ * the state as of the last snapshot (taken when the window's settled part last changed, so it
+ * moves when the cached prefix breaks anyway) and sits after the settled window; the changes since
+ * that snapshot — usually a line or two, or nothing — come as `working_state_changes` after the
+ * recent turns. A memory-tool call then costs a few tokens near the end of the request instead of
+ * invalidating the working set and the recent turns.
  */
-import { encodeStateToon, type StateToon } from "../../state/toon.ts";
+import { encode } from "@toon-format/toon";
+import { diffProjections } from "../../state/projection-diff.ts";
+import { checkRoundTrip, encodeStateToon, type StateToon } from "../../state/toon.ts";
 import type { WorkingState } from "../../state/schema.ts";
 import { tagged, type Section } from "../section.ts";
 
@@ -43,7 +49,7 @@ export const workingStateSection: Section = {
   format: "toon",
   reason: "working_state",
   render: async (ctx) => {
-    const state = ctx.state;
+    const state = ctx.stateSnapshot?.state ?? ctx.state;
     if (!state || isEmpty(state)) return "";
     const toon = await encodeOnce(state, ctx.stateCap, ctx.count);
     return [
@@ -57,6 +63,40 @@ export const workingStateSection: Section = {
         role: "developer",
         text: tagged("working_state", toon.toon, { format: "toon" }),
         dropped: toon.omitted.map((id) => ({ id: `state:${id}`, reason: "state_cap", detail: `left out of the state projection to fit ${ctx.stateCap} tokens` })),
+      },
+    ];
+  },
+};
+
+/** What changed in the working state since the snapshot `working_state` shows; absent when nothing did. */
+export const stateChangesSection: Section = {
+  id: "working_state_changes",
+  region: "state_changes",
+  stable: false,
+  placement: "message",
+  role: "developer",
+  type: "working_state",
+  format: "toon",
+  reason: "working_state_changes",
+  render: async (ctx) => {
+    const snapshot = ctx.stateSnapshot;
+    const state = ctx.state;
+    if (!snapshot || !state || snapshot.state === state) return "";
+    const [before, after] = await Promise.all([encodeOnce(snapshot.state, ctx.stateCap, ctx.count), encodeOnce(state, ctx.stateCap, ctx.count)]);
+    const changes = diffProjections(before.projection, after.projection);
+    if (!changes) return "";
+    const toon = encode(changes);
+    checkRoundTrip(toon, changes);
+    return [
+      {
+        id: "working_state_changes",
+        type: "working_state",
+        format: "toon",
+        reason: "working_state_changes",
+        detail: `changes to the working state since the snapshot of turn ${snapshot.turn} (${Object.keys(changes).join(", ")})`,
+        placement: "message",
+        role: "developer",
+        text: tagged("working_state_changes", toon, { since_turn: snapshot.turn }),
       },
     ];
   },

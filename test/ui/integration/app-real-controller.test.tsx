@@ -160,7 +160,7 @@ describe("slash commands on the real session", () => {
     await h.send("/window");
     await h.see("working set:");
     const frame = h.frame();
-    expect(frame).toContain("2/24 turns");
+    expect(frame).toContain("2/20 turns");
     expect(frame).toContain("turn 1: first question");
     expect(frame).toContain("turn 2: second question");
   }, TEST_MS);
@@ -185,7 +185,7 @@ describe("slash commands on the real session", () => {
     await h.idle();
 
     await h.send("/window");
-    await h.see("empty (holds up to 24 turns");
+    await h.see("empty (holds up to 20 turns");
     await h.send("/goal tour the code");
     await h.see("goal tour the code");
     await h.send("/compact");
