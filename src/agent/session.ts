@@ -264,6 +264,12 @@ export class AgentSession {
       ttlTurns: this.settings.workingSetTtlTurns,
       blockTurns: this.settings.windowBlockTurns,
     });
+    transcript.sync();
+    this.flushNotices(emit);
+    // The answer is out before the window folds: a fold may be a model call of its own, and the
+    // user (or a script reading `chat -p`) should not wait for it to see the answer.
+    emit({ type: "turn_end", turn, text: finalAnswer(outcome.turn), stopReason: outcome.stopReason });
+
     const folded = await this.slideWindow(transcript, signal, emit);
     // The cached part of the next request changes here anyway (a block settled or the window
     // folded), so the state snapshot it shows can catch up for free (ADR 0063).
@@ -272,7 +278,6 @@ export class AgentSession {
     if (ws) transcript.append(ws);
     transcript.sync();
     this.flushNotices(emit);
-    emit({ type: "turn_end", turn, text: finalAnswer(outcome.turn), stopReason: outcome.stopReason });
   }
 
   /** Applies the summarizer's promotions to state.json; each change is reported at turn end. */

@@ -71,6 +71,9 @@ describe("window sliding", () => {
     expect(turns.slice(0, 19).flatMap((t) => t.types)).not.toContain("window_slid");
     const slid = turns[19]?.events.find((e) => e.type === "window_slid");
     expect(slid).toMatchObject({ type: "window_slid", foldedTurns: 8 });
+    // The answer is delivered before the fold runs (a fold may be a model call of its own).
+    const types = turns[19]?.types ?? [];
+    expect(types.indexOf("turn_end")).toBeLessThan(types.indexOf("window_slid"));
     expect(recordsOf(session, "summary")).toEqual([
       expect.objectContaining({ from_turn: 1, through_turn: 8, reason: "window_full", summarizer: "extractive" }),
     ]);

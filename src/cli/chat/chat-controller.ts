@@ -82,6 +82,8 @@ export class SessionChatController implements ChatController {
       }
       yield event;
     }
+    // After turn_end the window may fold and promote to the working state: refresh once more.
+    await this.refreshState();
   }
 
   commands(): Array<{ name: string; usage: string; description: string }> {

@@ -45,7 +45,12 @@ export async function consumeTurn(
       }
       if (pending !== "") flush();
       dispatch({ type: "agent", event });
-      if (event.type === "turn_end") sawTurnEnd = true;
+      if (event.type === "turn_end") {
+        sawTurnEnd = true;
+        // The answer is complete; the core may still fold the window before the stream ends, so
+        // the status line (tokens, cached share) is refreshed now rather than at the very end.
+        options.onFlush();
+      }
     }
   } finally {
     flush();

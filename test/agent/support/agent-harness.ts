@@ -83,7 +83,7 @@ export interface TurnResult {
 
 /**
  * Runs one turn to its end. `onEvent` sees every event as it arrives (answer approvals, abort).
- * Fails if the stream ends without `turn_end`.
+ * Fails if the stream ends without `turn_end` (which a window fold may follow).
  */
 export async function runTurn(
   session: AgentSession,
@@ -95,7 +95,8 @@ export async function runTurn(
     events.push(event);
     await options.onEvent?.(event);
   }
-  const end = events.at(-1);
+  // turn_end comes with the answer; a window fold (window_slid, notices) may follow it.
+  const end = events.findLast((e) => e.type === "turn_end");
   if (end?.type !== "turn_end") throw new Error(`the turn ended without turn_end; events: ${events.map((e) => e.type).join(", ")}`);
   return { events, types: events.map((e) => e.type), text: end.text, stopReason: end.stopReason };
 }
