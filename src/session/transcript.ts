@@ -14,7 +14,7 @@
  * `openSession` truncates it and keeps its text in a `note` record, so nothing is lost. API keys
  * never reach disk: the writer redacts the value of OPENAI_API_KEY and `sk-…` keys in every line.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
@@ -78,8 +78,38 @@ export function listSessions(paths: WorkspacePaths): SessionRef[] {
     .filter((ref): ref is SessionRef => ref !== undefined);
 }
 
+/**
+ * The most recently started session. File names carry the start time to the second; sessions
+ * started in the same second are told apart by their headers' millisecond start times.
+ */
 export function latestSession(paths: WorkspacePaths): SessionRef | undefined {
-  return listSessions(paths).at(-1);
+  const all = listSessions(paths);
+  const last = all.at(-1);
+  if (!last) return undefined;
+  const tied = all.filter((ref) => ref.stamp === last.stamp);
+  if (tied.length === 1) return last;
+  const startedAt = (ref: SessionRef): string => {
+    try {
+      return readSessionHeader(ref.file)?.started_at ?? "";
+    } catch {
+      return "";
+    }
+  };
+  return tied.reduce((best, ref) => (startedAt(ref) > startedAt(best) ? ref : best));
+}
+
+/** The first line of a transcript, parsed; undefined if it is not a session header. */
+function readSessionHeader(file: string): SessionHeader | undefined {
+  const fd = openSync(file, "r");
+  try {
+    const buffer = Buffer.alloc(4096);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const line = buffer.subarray(0, n).toString("utf8").split("\n")[0] ?? "";
+    const value: unknown = JSON.parse(line);
+    return checkRecord.Check(value) && value.kind === "session" ? value : undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Finds a session by id, unique id prefix, or transcript path. */

@@ -119,3 +119,16 @@ describe("session transcript", () => {
     expect(() => findSession(paths, "zzz")).toThrow(/no session 'zzz'/);
   });
 });
+
+describe("latestSession with sessions started in the same second", () => {
+  test("picks the one whose header started last, whatever the random ids sort to", async () => {
+    const root = await makeTempDir();
+    const paths = workspacePaths(root);
+    const second = new Date("2026-03-01T10:00:00.100Z");
+    const later = new Date("2026-03-01T10:00:00.900Z");
+    createSession(paths, { model: "m", cwd: root, id: "zzzz1111", now: second }).close();
+    createSession(paths, { model: "m", cwd: root, id: "aaaa2222", now: later }).close();
+    // By file name alone "zzzz1111" sorts last, but "aaaa2222" started later in the same second.
+    expect(latestSession(paths)?.id).toBe("aaaa2222");
+  });
+});
