@@ -32,8 +32,13 @@ export interface ModelSummarizerOptions {
 }
 
 export class ModelSummarizer implements Summarizer {
-  readonly name = "model";
   private readonly fallback = new ExtractiveSummarizer();
+  private usedFallback = false;
+
+  /** Read after each fold for its record: "model", or the fallback's name when the model call failed. */
+  get name(): string {
+    return this.usedFallback ? this.fallback.name : "model";
+  }
 
   constructor(private readonly options: ModelSummarizerOptions) {}
 
@@ -68,7 +73,8 @@ export class ModelSummarizer implements Summarizer {
       } else if (event.type === "error") failure = event.message;
     }
     const { summary, promotions } = parsePromotions(text);
-    if (failure === undefined && summary !== "") {
+    this.usedFallback = failure !== undefined || summary === "";
+    if (!this.usedFallback) {
       if (promotions.length > 0) await this.options.promote(promotions);
       return summary;
     }
