@@ -73,6 +73,9 @@ export async function runRepl(controller: ChatController, options: RunReplOption
       stdout,
       stderr,
       exitOnCtrlC: false,
+      // ink turns itself non-interactive when CI is set (is-in-ci), drawing only the last frame at
+      // exit; the chat command only starts the REPL on a terminal, where it must be interactive.
+      interactive: stdout.isTTY === true,
       kittyKeyboard: { mode: "auto", flags: ["disambiguateEscapeCodes"] },
       onRender: () => {
         if (ready) return;
