@@ -5,6 +5,8 @@
  * on it; the unchanged-prefix share over a scripted 40-turn conversation at default settings;
  * tokenizer throughput.
  */
+import { Value } from "@sinclair/typebox/value";
+import { SettingsSchema, type Settings } from "../src/config/settings-schema.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { workspacePaths } from "../src/config/paths.ts";
@@ -19,7 +21,8 @@ import { scriptedConversation } from "../test/prompt/support/scripted-conversati
 import { agentLikeRecords, fullState, syntheticWorkingSet } from "../test/prompt/support/synthetic-session.ts";
 import { median, type BenchContext, type BenchRow } from "./harness.ts";
 
-const DEFAULTS = { model: "gpt-5.5", maxContextTokens: 24000, toolOutputTokens: 2000, windowBlockTurns: 8, reasoningEffort: "medium", shortBufferTurns: 24, workingSetTokens: 4000 } as const;
+// The settings schema's own defaults, so "default settings" stays true when they change.
+const DEFAULTS = Value.Default(SettingsSchema, {}) as Settings;
 const MESSAGE = "Now fix the same off-by-one in src/lexer.ts and add a test for it.";
 
 /** A workspace holding a 200-turn session as the agent writes it, a full state, VALARMIND.md and 50 working-set items. */

@@ -23,6 +23,7 @@ import { StateStore } from "../state/store.ts";
 import { validateState } from "../state/validate.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
+import { ValarmindError } from "../errors.ts";
 import { trace } from "../trace.ts";
 import { EventChannel } from "./event-channel.ts";
 import type { AgentEvent } from "./events.ts";
@@ -129,11 +130,18 @@ export class AgentSession {
       return channel;
     }
     this.busy = true;
-    this.runTurn(text, signal, emit)
+    let ended = false;
+    const tracked = (event: AgentEvent) => {
+      if (event.type === "turn_end") ended = true;
+      emit(event);
+    };
+    this.runTurn(text, signal, tracked)
       .catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
-        emit({ type: "error", kind: "internal", message });
-        emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
+        const hint = error instanceof ValarmindError ? error.hint : undefined;
+        emit({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
+        // A failure after the answer (folding the window) must not end the turn a second time.
+        if (!ended) emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
       })
       .finally(() => {
         this.busy = false;

@@ -34,7 +34,7 @@ export interface TurnLoopDeps {
   build(task: CurrentTask, step: number): Promise<BuiltStep>;
   /** Writes the API's usage into the step's manifest. */
   recordUsage(built: BuiltStep, usage: Usage): Promise<void>;
-  /** Shrinks the context after `context_length_exceeded` (fold the window, trim the state); false if nothing could be cut. */
+  /** Shrinks the context after `context_length_exceeded` (folds the window's oldest block); false if nothing could be cut. */
   shrinkContext(): Promise<boolean>;
   record: TurnRecorder;
   maxSteps: number;

@@ -72,5 +72,11 @@ export function loadSettings(root: string, flags: PartialSettings = {}): Setting
       hint: "Check the environment variables and flags; docs/configuration.md lists the settings.",
     });
   }
+  if (merged.windowBlockTurns > merged.shortBufferTurns) {
+    throw new UsageError(
+      `settings: windowBlockTurns (${merged.windowBlockTurns}) must not exceed shortBufferTurns (${merged.shortBufferTurns}): a block is part of the window`,
+      { hint: "Lower windowBlockTurns or raise shortBufferTurns (SHORT_BUFFER_TURNS) in .valarmind/config.json or ~/.config/valarmind/config.json." },
+    );
+  }
   return merged;
 }

@@ -11,7 +11,7 @@ export const SettingsSchema = Type.Object(
     ),
     maxContextTokens: Type.Integer({ minimum: 1000, default: 24000, description: "MAX_CONTEXT_TOKENS: budget per request" }),
     shortBufferTurns: Type.Integer({ minimum: 20, maximum: 80, default: 20, description: "SHORT_BUFFER_TURNS: turns the window holds" }),
-    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 5, description: "turns folded into the summary at once" }),
+    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 5, description: "block size: settled blocks are condensed; at shortBufferTurns the older half (whole blocks) folds; at most shortBufferTurns" }),
     workingSetTokens: Type.Integer({ minimum: 0, default: 2500, description: "token cap of the working set" }),
     workingSetTtlTurns: Type.Integer({ minimum: 1, default: 3, description: "turns a working-set item stays without being used again" }),
     overflowPolicy: Type.Union(

@@ -162,7 +162,7 @@ export class ShortTermMemory {
     }
   }
 
-  /** If the window holds more than SHORT_BUFFER_TURNS, folds its oldest block into the summary. */
+  /** Once finished turns reach SHORT_BUFFER_TURNS, folds the window's older half (whole blocks) into the summary. */
   async slide(summarizer: Summarizer, signal?: AbortSignal): Promise<NewRecord | undefined> {
     const block = this.window.overflowBlock();
     const last = block.at(-1);

@@ -54,11 +54,30 @@ export function replReducer(state: ReplState, action: ReplAction): ReplState {
       return { ...withUser, live: emptyLive() };
     }
     case "agent":
-      return state.live ? onAgentEvent(state, state.live, action.event) : state;
+      return state.live ? onAgentEvent(state, state.live, action.event) : afterTurnEvent(state, action.event);
     case "approval_answered":
       return state.live ? answerApproval(state, state.live, action.callId, action.decision) : state;
     case "turn_closed":
       return state.live ? closeTurn(state, state.live, action.stopReason, "") : state;
+  }
+}
+
+/**
+ * Events after `turn_end`: the core folds the window once the answer is out, so a fold, a
+ * promotion or a failure of either arrives when no turn is live; they go straight to the transcript.
+ */
+function afterTurnEvent(state: ReplState, event: AgentEvent): ReplState {
+  switch (event.type) {
+    case "window_slid":
+      return appendItems(state, [{ kind: "notice", tone: "info", text: `window slid: ${event.foldedTurns} turn(s) folded into the summary (${event.summaryTokens} tokens)` }]);
+    case "notice":
+      return appendItems(state, [{ kind: "notice", tone: "warning", text: event.message }]);
+    case "memory_updated":
+      return appendItems(state, [{ kind: "notice", tone: "info", text: `memory: ${event.what}` }]);
+    case "error":
+      return appendItems(state, [{ kind: "notice", tone: "error", text: event.message, ...(event.hint === undefined ? {} : { hint: event.hint }) }]);
+    default:
+      return state;
   }
 }
 

@@ -106,6 +106,22 @@ describe("replReducer", () => {
     ]);
   });
 
+  test("a window fold, a promotion or an error after turn_end (no live turn) still reaches the transcript", () => {
+    const state = run([
+      { type: "turn_end", turn: 20, text: "done", stopReason: "completed" },
+      { type: "window_slid", foldedTurns: 10, summaryTokens: 300 },
+      { type: "notice", message: "promoted to the working state: closed T-1" },
+      { type: "error", kind: "internal", message: "the summary request could not be built", hint: "see the transcript" },
+    ]);
+    expect(state.live).toBeUndefined();
+    const texts = state.items.flatMap((item) => (item.kind === "notice" ? [`${item.tone}: ${item.text}`] : []));
+    expect(texts).toEqual([
+      "info: window slid: 10 turn(s) folded into the summary (300 tokens)",
+      "warning: promoted to the working state: closed T-1",
+      "error: the summary request could not be built",
+    ]);
+  });
+
   test("a final text without deltas is still shown", () => {
     const state = run([{ type: "turn_end", turn: 1, text: "whole answer", stopReason: "completed" }]);
     expect(markdown(state.items)).toEqual(["whole answer"]);

@@ -1,0 +1,85 @@
+/** Settings load order (defaults < user < project < env < flags) and the errors a user can meet. */
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadSettings } from "../../src/config/load-settings.ts";
+import { UsageError } from "../../src/errors.ts";
+import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
+
+const ENV_KEYS = ["XDG_CONFIG_HOME", "VALARMIND_MODEL", "OPENAI_BASE_URL", "MAX_CONTEXT_TOKENS", "SHORT_BUFFER_TURNS", "VALARMIND_APPROVALS", "VALARMIND_REASONING_EFFORT"];
+let saved: Record<string, string | undefined> = {};
+let root = "";
+let userDir = "";
+
+beforeEach(async () => {
+  saved = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
+  for (const k of ENV_KEYS) delete process.env[k];
+  root = await makeTempDir();
+  userDir = await makeTempDir();
+  process.env.XDG_CONFIG_HOME = userDir;
+});
+afterEach(() => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+afterAll(cleanupTempDirs);
+
+function writeProject(value: unknown): string {
+  mkdirSync(join(root, ".valarmind"), { recursive: true });
+  const file = join(root, ".valarmind", "config.json");
+  writeFileSync(file, typeof value === "string" ? value : JSON.stringify(value));
+  return file;
+}
+
+function usageError(run: () => unknown): UsageError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+  throw new Error("expected a UsageError");
+}
+
+describe("loadSettings", () => {
+  test("later layers win: user < project < environment < flags", () => {
+    mkdirSync(join(userDir, "valarmind"), { recursive: true });
+    writeFileSync(join(userDir, "valarmind", "config.json"), JSON.stringify({ model: "user-model", maxContextTokens: 9000, approvals: "auto-edit" }));
+    writeProject({ model: "project-model", maxContextTokens: 12000 });
+    process.env.MAX_CONTEXT_TOKENS = "15000";
+    const settings = loadSettings(root, { approvals: "full-auto" });
+    expect(settings.model).toBe("project-model");
+    expect(settings.maxContextTokens).toBe(15000);
+    expect(settings.approvals).toBe("full-auto");
+    expect(settings.shortBufferTurns).toBe(20);
+  });
+
+  test("a broken config file names the file and is a usage error", () => {
+    const file = writeProject("{ not json");
+    const error = usageError(() => loadSettings(root));
+    expect(error.message).toContain(file);
+    expect(error.message).toContain("not valid JSON");
+    expect(error.exitCode).toBe(2);
+  });
+
+  test("a wrong field names the file and the field", () => {
+    const file = writeProject({ shortBufferTurns: 5 });
+    const error = usageError(() => loadSettings(root));
+    expect(error.message).toContain(file);
+    expect(error.message).toContain("/shortBufferTurns");
+  });
+
+  test("a non-integer environment variable is named", () => {
+    process.env.SHORT_BUFFER_TURNS = "many";
+    expect(usageError(() => loadSettings(root)).message).toContain("SHORT_BUFFER_TURNS=many");
+  });
+
+  test("a block larger than the window is refused with what to change", () => {
+    writeProject({ windowBlockTurns: 30 });
+    const error = usageError(() => loadSettings(root));
+    expect(error.message).toContain("windowBlockTurns (30) must not exceed shortBufferTurns (20)");
+    expect(error.hint).toContain("shortBufferTurns");
+  });
+});
