@@ -11,6 +11,7 @@ import { workingStateSection } from "../prompt/sections/working-state.ts";
 import { summaryRequestRegions } from "../prompt/standard-regions.ts";
 import * as ops from "../state/ops.ts";
 import type { WorkingState } from "../state/schema.ts";
+import type { StateStore } from "../state/store.ts";
 
 export type Promotion =
   | { kind: "done"; id: string }
@@ -78,4 +79,20 @@ export function promotionOp(promotion: Promotion, state: WorkingState, at: Date)
       return known ? undefined : (s) => ops.addTask(s, promotion.title, {}, at);
     }
   }
+}
+
+/** Applies promotions through the store, one locked update each; returns what to tell the user. */
+export async function applyPromotions(store: Pick<StateStore, "read" | "update">, promotions: readonly Promotion[], at: Date = new Date()): Promise<string[]> {
+  const notices: string[] = [];
+  for (const promotion of promotions) {
+    try {
+      const op = promotionOp(promotion, (await store.read()).state, at);
+      if (!op) continue;
+      const result = await store.update(op);
+      if (result.written) notices.push(`promoted to the working state: ${result.change}`);
+    } catch (error) {
+      notices.push(`could not promote ${promotion.kind} to the working state: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return notices;
 }

@@ -18,9 +18,7 @@ import { readGitInfo } from "../prompt/git-info.ts";
 import { readInstructionFiles } from "../prompt/instruction-files.ts";
 import { recordUsage, writeManifest } from "../prompt/manifest.ts";
 import { createSession, type SessionTranscript } from "../session/transcript.ts";
-import type { WorkingState } from "../state/schema.ts";
 import { StateStore } from "../state/store.ts";
-import { validateState } from "../state/validate.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
 import { ValarmindError } from "../errors.ts";
@@ -28,7 +26,8 @@ import { trace } from "../trace.ts";
 import { EventChannel } from "./event-channel.ts";
 import type { AgentEvent } from "./events.ts";
 import { ModelSummarizer } from "./model-summarizer.ts";
-import { promotionOp, type Promotion } from "./promotion.ts";
+import { applyPromotions } from "./promotion.ts";
+import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "./state-snapshot.ts";
 import { openSessionMemory, type ResumeTarget } from "./session-memory.ts";
 import { toolMemory, type ToolMemory } from "./tool-memory.ts";
 import { recordTurnInMemory } from "./turn-memory.ts";
@@ -102,7 +101,7 @@ export class AgentSession {
         currentTurn: () => this.memory.lastTurn + 1,
         currentSummary: () => this.memory.summary,
         readState: async () => (await this.state.read()).state,
-        promote: (promotions) => this.applyPromotions(promotions),
+        promote: async (promotions) => void this.pendingNotices.push(...(await applyPromotions(this.state, promotions))),
         onFallback: (message) => this.pendingNotices.push(message),
       });
   }
@@ -176,7 +175,7 @@ export class AgentSession {
     emit({ type: "turn_start", turn, userText: text });
 
     const [files, git] = await Promise.all([readInstructionFiles(this.paths), readGitInfo(this.paths.root, signal)]);
-    if (!this.snapshot()) await this.takeStateSnapshot(transcript, turn);
+    if (!stateSnapshotOf(this.memory, transcript.file)) await takeStateSnapshot(this.state, this.memory, transcript, turn);
     trace(`turn ${turn}: instructions and git status read`);
     const summaries = new Map<string, ToolMemory>();
     const manifestPaths = new WeakMap<BuiltStep, string>();
@@ -195,7 +194,7 @@ export class AgentSession {
           step,
           now: startedAt,
           tools: this.tools.specs(),
-          sources: { ...files, state: stateRead.state, ...(git && { git }), ...this.snapshotSource() },
+          sources: { ...files, state: stateRead.state, ...(git && { git }), ...snapshotSource(this.memory, transcript.file) },
           memory: this.memory.view(),
           task,
           summarizer: this.summarizer,
@@ -281,27 +280,11 @@ export class AgentSession {
     const folded = await this.slideWindow(transcript, signal, emit);
     // The cached part of the next request changes here anyway (a block settled or the window
     // folded), so the state snapshot it shows can catch up for free (ADR 0063).
-    if (folded || this.memory.window.size % this.settings.windowBlockTurns === 0) await this.takeStateSnapshot(transcript, turn);
+    if (folded || this.memory.window.size % this.settings.windowBlockTurns === 0) await takeStateSnapshot(this.state, this.memory, transcript, turn);
     const ws = this.memory.workingSetRecord(turn);
     if (ws) transcript.append(ws);
     transcript.sync();
     this.flushNotices(emit);
-  }
-
-  /** Applies the summarizer's promotions to state.json; each change is reported at turn end. */
-  private async applyPromotions(promotions: Promotion[]): Promise<void> {
-    const at = new Date();
-    for (const promotion of promotions) {
-      try {
-        const current = (await this.state.read()).state;
-        const op = promotionOp(promotion, current, at);
-        if (!op) continue;
-        const result = await this.state.update(op);
-        if (result.written) this.pendingNotices.push(`promoted to the working state: ${result.change}`);
-      } catch (error) {
-        this.pendingNotices.push(`could not promote ${promotion.kind} to the working state: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
   }
 
   private async slideWindow(transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
@@ -313,25 +296,6 @@ export class AgentSession {
     transcript.append(fold);
     emit({ type: "window_slid", foldedTurns: before - this.memory.window.size, summaryTokens: fold.tokens ?? this.count(fold.text) });
     return true;
-  }
-
-  /** The state snapshot of the memory, if it is a valid state (a damaged record is ignored and retaken). */
-  private snapshot(): { turn: number; state: WorkingState } | undefined {
-    const snap = this.memory.stateSnapshot;
-    if (!snap) return undefined;
-    const checked = validateState(snap.state, this.transcript?.file ?? "state snapshot");
-    return checked.ok ? { turn: snap.turn, state: checked.state } : undefined;
-  }
-
-  private snapshotSource(): { stateSnapshot?: { turn: number; state: WorkingState } } {
-    const snap = this.snapshot();
-    return snap ? { stateSnapshot: snap } : {};
-  }
-
-  private async takeStateSnapshot(transcript: SessionTranscript, turn: number): Promise<void> {
-    const { state } = await this.state.read();
-    this.memory.stateSnapshot = { turn, state };
-    transcript.append({ kind: "state_snapshot", turn, state: state as unknown as Record<string, unknown> });
   }
 
   /** After `context_length_exceeded`: fold the oldest window block into the summary. False if the window is empty. */

@@ -10,9 +10,8 @@ import { ShortTermMemory } from "../memory/short-term.ts";
 import { ExtractiveSummarizer } from "../memory/summary.ts";
 import type { FunctionToolSpec } from "../model/types.ts";
 import { findSession, latestSession, readSession, type SessionRef } from "../session/transcript.ts";
-import type { WorkingState } from "../state/schema.ts";
 import { StateStore } from "../state/store.ts";
-import { validateState } from "../state/validate.ts";
+import { checkedSnapshot } from "../state/validate.ts";
 import { buildRequest, exactCounter, type BuiltRequest } from "./builder.ts";
 import { readGitInfo } from "./git-info.ts";
 import { readInstructionFiles } from "./instruction-files.ts";
@@ -41,11 +40,8 @@ export interface NextRequest extends BuiltRequest {
 /** Session id shown for a workspace with no session yet (the real one is random). */
 export const NEW_SESSION_ID = "new";
 
-/** The session's state snapshot (ADR 0063), if its record holds a valid state. */
-function snapshotOf(snapshot: { turn: number; state: unknown } | undefined, file: string | undefined): { stateSnapshot?: { turn: number; state: WorkingState } } {
-  if (!snapshot) return {};
-  const checked = validateState(snapshot.state, file ?? "state snapshot");
-  return checked.ok ? { stateSnapshot: { turn: snapshot.turn, state: checked.state } } : {};
+function snapshotSource(snapshot: ReturnType<typeof checkedSnapshot>) {
+  return snapshot ? { stateSnapshot: snapshot } : {};
 }
 
 export async function buildNextRequest(options: NextRequestOptions): Promise<NextRequest> {
@@ -100,7 +96,7 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
     turn,
     ...(options.now && { now: options.now }),
     ...(options.tools && { tools: options.tools }),
-    sources: { state: stateRead.state, git, ...files, ...snapshotOf(memory.stateSnapshot, ref?.file) },
+    sources: { state: stateRead.state, git, ...files, ...snapshotSource(checkedSnapshot(memory.stateSnapshot, ref?.file ?? "state snapshot")) },
     memory: memory.view(),
     ...(task && { task }),
     summarizer,

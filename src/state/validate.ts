@@ -38,3 +38,10 @@ export function validateState(value: unknown, file: string): ValidationResult {
   const errors = (validate.errors ?? []).map((e) => `${file}: ${describe(e)}`);
   return { ok: false, errors: [...new Set(errors)] };
 }
+
+/** A `state_snapshot` record's state, validated; undefined when it is damaged (a new one is taken). */
+export function checkedSnapshot(snapshot: { turn: number; state: unknown } | undefined, file: string): { turn: number; state: WorkingState } | undefined {
+  if (!snapshot) return undefined;
+  const checked = validateState(snapshot.state, file);
+  return checked.ok ? { turn: snapshot.turn, state: checked.state } : undefined;
+}
