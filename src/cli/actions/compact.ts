@@ -3,7 +3,6 @@
  * written only when it changed), with exact token counts of the JSON (pretty and compact) and
  * the TOON. `--check` writes nothing and exits 1 when state.toon is missing or stale.
  */
-import { readFile } from "node:fs/promises";
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { ValarmindError } from "../../errors.ts";
@@ -13,20 +12,12 @@ import { STATE_TOKEN_FLOOR } from "../../state/projection.ts";
 import { serializeState, StateStore } from "../../state/store.ts";
 import { encodeStateToon } from "../../state/toon.ts";
 import { formatCompactReport, type CompactReport } from "./compact-report.ts";
+import { readTextIfExists } from "../../read-text-if-exists.ts";
 
 export interface CompactOptions {
   json: boolean;
   check: boolean;
   maxTokens: number;
-}
-
-async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as { code?: unknown }).code === "ENOENT") return undefined;
-    throw error;
-  }
 }
 
 /** Returns the exit code: 0, or 1 when `--check` finds state.toon missing or stale. */
@@ -45,7 +36,7 @@ export async function runCompact(options: CompactOptions): Promise<number> {
     );
   }
   const toonText = `${encoded.toon}\n`;
-  const previous = await readOptional(paths.stateToon);
+  const previous = await readTextIfExists(paths.stateToon);
   const status = previous === undefined ? "missing" : previous === toonText ? "fresh" : "stale";
   if (!options.check && status !== "fresh") await writeFileAtomic(paths.stateToon, toonText);
 
