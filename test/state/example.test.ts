@@ -38,3 +38,20 @@ describe(".valarmind.example", () => {
     expect(r.stdout).toContain("within the 250–750 token band");
   });
 });
+
+describe(".valarmind.example sessions", () => {
+  test("the example transcript and its manifests are valid, and the manifests carry the API's usage", async () => {
+    const { listSessions, readSession } = await import("../../src/session/transcript.ts");
+    const { readManifests } = await import("../../src/prompt/manifest.ts");
+    const { workspacePaths } = await import("../../src/config/paths.ts");
+    const paths = { ...workspacePaths(example), sessionsDir: join(example, "sessions") };
+    const [ref] = listSessions(paths);
+    if (!ref) throw new Error("no example session");
+    const { records, tornTail } = readSession(ref.file);
+    expect(tornTail).toBeUndefined();
+    expect(records.map((r) => r.kind)).toContain("tool_call");
+    const manifests = await readManifests(ref.dir);
+    expect(manifests.length).toBeGreaterThanOrEqual(2);
+    for (const { manifest } of manifests) expect(manifest.usage?.input).toBeGreaterThan(0);
+  });
+});
