@@ -3,15 +3,18 @@
  * deltas per second (no dropped text, frames and key echo while streaming), and resident memory
  * after a 100-turn session. Each figure comes from a fresh process running
  * test/ui/fixtures/repl-probe.ts: the real `runRepl` on in-memory TTY streams with the fake
- * controller (the core's own start-up is not in these figures).
+ * controller (the core's own start-up is not in these figures). The real-core memory row comes from
+ * test/ui/fixtures/repl-probe-real.ts: the real SessionChatController and OpenAI client against the
+ * in-process fake Responses server, rendered by the same `runRepl`.
  */
 import { join } from "node:path";
 import { median, type BenchContext, type BenchRow } from "./harness.ts";
 
 const PROBE = join("test", "ui", "fixtures", "repl-probe.ts");
+const REAL_PROBE = join("test", "ui", "fixtures", "repl-probe-real.ts");
 
-async function probe(ctx: BenchContext, mode: string): Promise<Record<string, number>> {
-  const proc = Bun.spawn([process.execPath, PROBE, mode], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "pipe" });
+async function probe(ctx: BenchContext, mode: string, script = PROBE): Promise<Record<string, number>> {
+  const proc = Bun.spawn([process.execPath, script, mode], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
@@ -89,6 +92,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   for (let i = 0; i < runs; i++) inProcess.push((await probe(ctx, "ready"))["importAndRenderMs"] ?? Number.NaN);
   const stream = await probe(ctx, "stream");
   const memory = await probe(ctx, "memory");
+  const realMemory = await probe(ctx, "100", REAL_PROBE);
   const value = (record: Record<string, number>, key: string) => record[key] ?? Number.NaN;
   return [
     {
@@ -144,11 +148,22 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
       target: { max: 100 },
     },
     {
-      name: "resident memory after a 100-turn session",
+      name: "resident memory after a 100-turn session (fake controller)",
       value: value(memory, "rssMb") * 2 ** 20,
       unit: "bytes",
       target: { max: 150 * 2 ** 20 },
       note: `${value(memory, "rssMb").toFixed(0)} MB (${value(memory, "rssStartMb").toFixed(0)} MB at start); heap ${value(memory, "heapUsedMb").toFixed(0)} MB`,
+    },
+    {
+      name: "resident memory after a 100-turn session, real core + REPL",
+      value: value(realMemory, "rssMb") * 2 ** 20,
+      unit: "bytes",
+      target: { max: 150 * 2 ** 20 },
+      note:
+        `${value(realMemory, "rssMb").toFixed(0)} MB (${value(realMemory, "rssStartMb").toFixed(0)} MB at start): ` +
+        `anonymous ${value(realMemory, "rssAnonMb").toFixed(0)} MB, file-backed ${value(realMemory, "rssFileMb").toFixed(0)} MB; ` +
+        `heap ${value(realMemory, "heapUsedMb").toFixed(0)} MB (${value(realMemory, "heapStartMb").toFixed(0)} MB at start); ` +
+        `${value(realMemory, "requests")} requests, ${value(realMemory, "toolCalls")} read_file calls; fake server in the same process`,
     },
   ];
 }
