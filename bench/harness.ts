@@ -41,7 +41,7 @@ export interface MeasureOptions {
 
 export interface BenchContext {
   repoRoot: string;
-  /** argv prefix that runs the CLI: [bun, src/cli/main.ts]. */
+  /** argv prefix that runs the CLI as users do: [bin/valarmind]. */
   cli: string[];
   tempDir(): Promise<string>;
   measureCommand(argv: string[], options: MeasureOptions): Promise<CommandTiming>;

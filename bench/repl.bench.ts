@@ -5,16 +5,19 @@
  * test/ui/fixtures/repl-probe.ts: the real `runRepl` on in-memory TTY streams with the fake
  * controller (the core's own start-up is not in these figures). The real-core memory row comes from
  * test/ui/fixtures/repl-probe-real.ts: the real SessionChatController and OpenAI client against the
- * in-process fake Responses server, rendered by the same `runRepl`.
+ * fake Responses server in its own process, rendered by the same `runRepl`. Probes run with the JSC
+ * settings of bin/valarmind (ADR 0065); "ready" of the real binary starts bin/valarmind itself.
  */
 import { join } from "node:path";
 import { median, type BenchContext, type BenchRow } from "./harness.ts";
 
 const PROBE = join("test", "ui", "fixtures", "repl-probe.ts");
+/** The JSC settings bin/valarmind runs with (ADR 0065); probes run the same way. */
+const PRODUCT_ENV = { BUN_JSC_useBaselineJIT: "0" };
 const REAL_PROBE = join("test", "ui", "fixtures", "repl-probe-real.ts");
 
-async function probe(ctx: BenchContext, mode: string, script = PROBE): Promise<Record<string, number>> {
-  const proc = Bun.spawn([process.execPath, script, mode], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "pipe" });
+async function probe(ctx: BenchContext, mode: string, script = PROBE, env: Record<string, string> = PRODUCT_ENV): Promise<Record<string, number>> {
+  const proc = Bun.spawn([process.execPath, script, mode], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
   const [out, err, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
@@ -28,7 +31,7 @@ async function probe(ctx: BenchContext, mode: string, script = PROBE): Promise<R
 /** Wall clock from spawning a fresh process to its "READY" line (bun start, imports, first frame). */
 async function spawnToReady(ctx: BenchContext): Promise<number> {
   const started = performance.now();
-  const proc = Bun.spawn([process.execPath, PROBE, "ready"], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, PROBE, "ready"], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "inherit", env: { ...process.env, ...PRODUCT_ENV } });
   const reader = proc.stdout.getReader();
   let seen = "";
   let readyAt = Number.NaN;
@@ -49,7 +52,8 @@ async function spawnToReady(ctx: BenchContext): Promise<number> {
  * until its input prompt is drawn: bun start, settings, session open, tokenizer, ink, first frame.
  */
 async function realChatToReady(ctx: BenchContext, cwd: string): Promise<number> {
-  const command = [...ctx.cli, "chat"].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(" ");
+  // The installed entry point (bin/valarmind, with its runtime settings), as a user starts it.
+  const command = `'${join(ctx.repoRoot, "bin", "valarmind").replaceAll("'", "'\\''")}' chat`;
   const started = performance.now();
   const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], {
     cwd,
@@ -93,6 +97,8 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   const stream = await probe(ctx, "stream");
   const memory = await probe(ctx, "memory");
   const realMemory = await probe(ctx, "100", REAL_PROBE);
+  // For comparison: the same session with JavaScriptCore's default JIT tiers.
+  const realMemoryDefaultJit = await probe(ctx, "100", REAL_PROBE, {});
   const value = (record: Record<string, number>, key: string) => record[key] ?? Number.NaN;
   return [
     {
@@ -163,7 +169,8 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
         `${value(realMemory, "rssMb").toFixed(0)} MB (${value(realMemory, "rssStartMb").toFixed(0)} MB at start): ` +
         `anonymous ${value(realMemory, "rssAnonMb").toFixed(0)} MB, file-backed ${value(realMemory, "rssFileMb").toFixed(0)} MB; ` +
         `heap ${value(realMemory, "heapUsedMb").toFixed(0)} MB (${value(realMemory, "heapStartMb").toFixed(0)} MB at start); ` +
-        `${value(realMemory, "requests")} requests, ${value(realMemory, "toolCalls")} read_file calls; fake server in the same process`,
+        `${value(realMemory, "requests")} requests, ${value(realMemory, "toolCalls")} read_file calls; the fake model in its own process; ` +
+        `with bin/valarmind's JIT settings (ADR 0065) — default JSC tiers: ${value(realMemoryDefaultJit, "rssMb").toFixed(0)} MB`,
     },
   ];
 }

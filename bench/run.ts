@@ -94,7 +94,8 @@ const filter = process.argv[2];
 const scratch: string[] = [];
 const ctx: BenchContext = {
   repoRoot,
-  cli: [process.execPath, join(repoRoot, "src/cli/main.ts")],
+  // The installed entry point, with its runtime settings (bin/valarmind, ADR 0065), as users run it.
+  cli: [join(repoRoot, "bin", "valarmind")],
   tempDir: async () => {
     const dir = await mkdtemp(join(tmpdir(), "vm-bench-"));
     scratch.push(dir);
