@@ -333,7 +333,7 @@ export class AgentSession {
       turn: this.memory.lastTurn + 1,
       tools: this.tools.specs(),
       sources: { ...files, state: stateRead.state },
-      memory: { ...this.memory.view(), events: [] },
+      memory: this.memory.peek(),
     });
     return built.manifest.total_tokens;
   }

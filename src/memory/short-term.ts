@@ -211,6 +211,11 @@ export class ShortTermMemory {
   view(): MemoryView {
     const events = this.events;
     this.events = [];
+    return { ...this.peek(), events };
+  }
+
+  /** The builder's input without taking the pending events (previews: they stay for the next real build). */
+  peek(): MemoryView {
     return {
       summary: this.summary,
       turns: this.window.turns,
@@ -218,7 +223,7 @@ export class ShortTermMemory {
       overflowPolicy: this.workingSet.policy,
       touchedFiles: this.touched.list("file", 40),
       touchedSymbols: this.touched.list("symbol", 40),
-      events,
+      events: [],
     };
   }
 }
