@@ -332,7 +332,7 @@ export class AgentSession {
       sessionId: this.sessionId,
       turn: this.memory.lastTurn + 1,
       tools: this.tools.specs(),
-      sources: { ...files, state: stateRead.state },
+      sources: { ...files, state: stateRead.state, ...snapshotSource(this.memory, this.transcript?.file ?? "state snapshot") },
       memory: this.memory.peek(),
     });
     return built.manifest.total_tokens;
