@@ -267,10 +267,7 @@ export class AgentSession {
       stop_reason: outcome.stopReason,
       ...(outcome.steps > 0 ? { usage: outcome.usage } : {}),
     });
-    recordTurnInMemory(this.memory, outcome.turn, summaries, {
-      ttlTurns: this.settings.workingSetTtlTurns,
-      blockTurns: this.settings.windowBlockTurns,
-    });
+    recordTurnInMemory(this.memory, outcome.turn, summaries, { ttlTurns: this.settings.workingSetTtlTurns });
     transcript.sync();
     this.flushNotices(emit);
     // The answer is out before the window folds: a fold may be a model call of its own, and the
@@ -280,7 +277,7 @@ export class AgentSession {
     const folded = await this.slideWindow(transcript, signal, emit);
     // The cached part of the next request changes here anyway (a block settled or the window
     // folded), so the state snapshot it shows can catch up for free (ADR 0063).
-    if (folded || this.memory.window.size % this.settings.windowBlockTurns === 0) await takeStateSnapshot(this.state, this.memory, transcript, turn);
+    if (folded || this.memory.window.atBlockBoundary()) await takeStateSnapshot(this.state, this.memory, transcript, turn);
     const ws = this.memory.workingSetRecord(turn);
     if (ws) transcript.append(ws);
     transcript.sync();

@@ -14,7 +14,7 @@ export function recordTurnInMemory(
   memory: ShortTermMemory,
   turn: Turn,
   summaries: ReadonlyMap<string, ToolMemory>,
-  options: { ttlTurns: number; blockTurns: number },
+  options: { ttlTurns: number },
 ): void {
   const { ttlTurns } = options;
   const items = turn.items.map((item) => {
@@ -23,7 +23,7 @@ export function recordTurnInMemory(
     return summary ? { ...item, output: summary.promptSummary } : item;
   });
   memory.endTurn({ ...turn, items });
-  const blockSettles = memory.window.size % options.blockTurns === 0;
+  const blockSettles = memory.window.atBlockBoundary();
 
   const ws = memory.workingSet;
   const named = new Set<string>();

@@ -53,6 +53,11 @@ export class ConversationWindow {
     this.list.push(turn);
   }
 
+  /** True when the window holds whole blocks only: the newest block has just settled. */
+  atBlockBoundary(): boolean {
+    return this.list.length % this.options.windowBlockTurns === 0;
+  }
+
   /** The oldest block (up to `windowBlockTurns` turns), whether or not the window is full. */
   oldestBlock(): Turn[] {
     return this.list.slice(0, this.options.windowBlockTurns);

@@ -14,7 +14,7 @@ import { confinePath } from "./confine.ts";
 import { toolText } from "./descriptions.ts";
 import { fileDiff } from "./file-diff.ts";
 import { applyMemoryOp, type MemoryStore } from "./memory-store.ts";
-import type { Preparation, Tool, ToolResult } from "./types.ts";
+import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
 export type RecordDecisionArgs = { title: string; why: string; write_adr?: boolean };
 
@@ -132,9 +132,6 @@ export function createRecordDecisionTool(store: () => MemoryStore): Tool<RecordD
     },
     describe: (args) => `record decision: ${args.title}${args.write_adr ? ` (with an ADR in ${ADR_DIR}/)` : ""}`,
     prepare: (args, ctx) => prepare(args, ctx.root),
-    async execute(args, ctx) {
-      const prepared = await prepare(args, ctx.root);
-      return prepared.ready ? prepared.apply() : prepared.result;
-    },
+    execute: (args, ctx) => applyPreparation(prepare(args, ctx.root)),
   };
 }

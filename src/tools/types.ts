@@ -39,6 +39,12 @@ export interface PreparedCall {
 /** `prepare` either returns a call ready to apply or a result that ends the call (an error). */
 export type Preparation = PreparedCall | { ready: false; result: ToolResult };
 
+/** Runs a prepared call without asking (what `execute` of a preparing tool does); an error result ends it. */
+export async function applyPreparation(preparation: Promise<Preparation>): Promise<ToolResult> {
+  const prepared = await preparation;
+  return prepared.ready ? prepared.apply() : prepared.result;
+}
+
 export interface Tool<Args = Record<string, unknown>> {
   name: string;
   description: string;

@@ -3,7 +3,7 @@ import { relative } from "node:path";
 import { toolText } from "./descriptions.ts";
 import { applyPlannedText, currentText, toolError } from "./file-change.ts";
 import { fileDiff } from "./file-diff.ts";
-import type { Preparation, Tool, ToolResult } from "./types.ts";
+import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
 export type WriteFileArgs = { path: string; content: string };
 
@@ -56,9 +56,6 @@ export function createWriteFileTool(): Tool<WriteFileArgs> {
     },
     describe: (args) => `write ${args.path}`,
     prepare: (args, ctx) => prepare(args, ctx.root),
-    async execute(args, ctx) {
-      const prepared = await prepare(args, ctx.root);
-      return prepared.ready ? prepared.apply() : prepared.result;
-    },
+    execute: (args, ctx) => applyPreparation(prepare(args, ctx.root)),
   };
 }

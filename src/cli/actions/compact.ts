@@ -7,12 +7,10 @@ import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { ValarmindError } from "../../errors.ts";
 import { countTokens, tokenizerInfo } from "../../prompt/tokens.ts";
-import { writeFileAtomic } from "../../state/atomic-write.ts";
 import { STATE_TOKEN_FLOOR } from "../../state/projection.ts";
 import { serializeState, StateStore } from "../../state/store.ts";
-import { encodeStateToon } from "../../state/toon.ts";
+import { syncStateToon } from "../../state/state-toon-file.ts";
 import { formatCompactReport, type CompactReport } from "./compact-report.ts";
-import { readTextIfExists } from "../../read-text-if-exists.ts";
 
 export interface CompactOptions {
   json: boolean;
@@ -28,17 +26,17 @@ export async function runCompact(options: CompactOptions): Promise<number> {
   if (read.source === "missing") {
     throw new ValarmindError(`no working state at ${paths.stateJson}`, { hint: "Run 'valarmind init' first." });
   }
-  const encoded = await encodeStateToon(read.state, { maxTokens: options.maxTokens });
-  if (encoded.tokens > options.maxTokens) {
-    throw new ValarmindError(
-      `the working state does not fit ${options.maxTokens} tokens even with every optional item left out (${encoded.tokens} tokens)`,
-      { hint: "Shorten the goal and 'now', or raise --max-tokens." },
-    );
-  }
-  const toonText = `${encoded.toon}\n`;
-  const previous = await readTextIfExists(paths.stateToon);
-  const status = previous === undefined ? "missing" : previous === toonText ? "fresh" : "stale";
-  if (!options.check && status !== "fresh") await writeFileAtomic(paths.stateToon, toonText);
+  const { encoded, status } = await syncStateToon(paths.stateToon, read.state, {
+    maxTokens: options.maxTokens,
+    check: options.check,
+    accept: (projection) => {
+      if (projection.tokens <= options.maxTokens) return;
+      throw new ValarmindError(
+        `the working state does not fit ${options.maxTokens} tokens even with every optional item left out (${projection.tokens} tokens)`,
+        { hint: "Shorten the goal and 'now', or raise --max-tokens." },
+      );
+    },
+  });
 
   const pretty = read.raw ?? serializeState(read.state);
   const [prettyTokens, compactTokens] = await Promise.all([countTokens(pretty), countTokens(JSON.stringify(read.state))]);

@@ -8,10 +8,10 @@ import { UsageError } from "../../errors.ts";
 import { readManifests } from "../../prompt/manifest.ts";
 import * as ops from "../../state/ops.ts";
 import type { WorkingState } from "../../state/schema.ts";
-import { encodeStateToon } from "../../state/toon.ts";
-import { writeFileAtomic } from "../../state/atomic-write.ts";
+import { syncStateToon } from "../../state/state-toon-file.ts";
 import { APPROVAL_MODES, type ApprovalMode } from "../../tools/approvals.ts";
 import { renderStateView } from "../actions/state-view.ts";
+import { settledCount } from "../../prompt/sections/conversation.ts";
 import { formatManifestReport } from "../prompt/manifest-report.ts";
 import { makePaint } from "../prompt/text-style.ts";
 
@@ -77,8 +77,7 @@ export async function compactNow(session: AgentSession): Promise<CommandOutput> 
   if (stateRead.source === "missing") {
     toonLine = "no working state yet (set one with /goal or /task add): state.toon not written";
   } else {
-    const toon = await encodeStateToon(stateRead.state);
-    await writeFileAtomic(session.paths.stateToon, `${toon.toon}\n`);
+    const { encoded: toon } = await syncStateToon(session.paths.stateToon, stateRead.state);
     toonLine = `state.toon rewritten: ${toon.tokens} tokens${toon.omitted.length > 0 ? ` (left out: ${toon.omitted.join(", ")})` : ""}`;
   }
   const after = await session.previewTokens();
@@ -104,7 +103,7 @@ function windowCommand(session: AgentSession): CommandOutput {
   const limit = session.settings.shortBufferTurns;
   const block = session.settings.windowBlockTurns;
   if (turns.length === 0) return out("window", [`empty (holds up to ${limit} turns, in blocks of ${block})`]);
-  const settled = Math.floor(turns.length / block) * block;
+  const settled = settledCount(turns.length, block);
   const lines = [
     `${turns.length}/${limit} turns: ${settled} in settled blocks (condensed in the prompt), ${turns.length - settled} recent (verbatim); at ${limit} the older half folds into the summary`,
   ];
