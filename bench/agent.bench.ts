@@ -170,6 +170,9 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
       if (!text.includes(needle)) continue;
       if (text.includes("<working_state")) places.push("state");
       else if (text.includes("<conversation_summary")) places.push("summary");
+      // Working set and volatile context are user-role data messages: not the window.
+      else if (text.includes("<working_set_item")) places.push("working set");
+      else if (text.includes("<volatile_context")) places.push("context");
       else if (item.type === "message" && (item.role === "user" || item.role === "assistant")) places.push("window");
       else places.push(item.type === "message" ? "context" : "tool output");
     }

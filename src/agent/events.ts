@@ -5,10 +5,27 @@
  */
 import type { ModelErrorKind, Usage } from "../model/types.ts";
 
+/**
+ * An answer to an approval request. `allow_session` remembers what the request's `remember`
+ * offered under that scope: the whole tool ("tool"), the exact command line ("exact") or its
+ * prefix ("prefix"). A scope the request did not offer remembers nothing beyond this call.
+ */
 export type ApprovalDecision =
   | { kind: "allow_once" }
-  | { kind: "allow_session" }
+  | { kind: "allow_session"; scope: SessionScope }
   | { kind: "deny"; note?: string };
+
+export type SessionScope = "tool" | "exact" | "prefix";
+
+/** What "allow for this session" would remember, shown to the user word for word. */
+export type SessionRemember =
+  /** Every later call of this tool (e.g. all edits), except calls that carry a warning. */
+  | { kind: "tool"; tool: string }
+  /** run_shell: this exact command line, and the prefix later commands may extend, when one is offered. */
+  | { kind: "command"; exact: string; prefix?: string };
+
+/** Notices a script may act on carry a code. */
+export type NoticeCode = "untrusted_project_settings" | "instruction_file_refused" | "sandbox_unavailable";
 
 export interface TurnManifestSummary {
   /** Path of the manifest file written for this model call. */
@@ -31,6 +48,10 @@ export type AgentEvent =
       name: string;
       description: string;
       diff?: string;
+      /** Why this call asks even where the approval mode would allow it; show it prominently. */
+      warning?: string;
+      /** What a session answer would remember; absent: only this call can be allowed. */
+      remember?: SessionRemember;
       respond: (decision: ApprovalDecision) => void;
     }
   | {
@@ -44,9 +65,13 @@ export type AgentEvent =
     }
   | { type: "usage"; usage: Usage; cachedShare: number }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
-  | { type: "memory_updated"; what: string }
+  /**
+   * `afterUntrusted`: the change came after this turn read repository content or command output
+   * (any tool but the memory tools), so it may have been steered by that content: show it.
+   */
+  | { type: "memory_updated"; what: string; afterUntrusted: boolean }
   /** Something the user should know that is not an error (a state file moved aside, a fallback used). */
-  | { type: "notice"; message: string }
+  | { type: "notice"; message: string; code?: NoticeCode }
   | { type: "window_slid"; foldedTurns: number; summaryTokens: number }
   | { type: "error"; kind: ModelErrorKind | "budget" | "tool" | "internal"; message: string; hint?: string }
   | {

@@ -6,7 +6,7 @@
  */
 import { Regions } from "../prompt/regions.ts";
 import { promptText } from "../prompt/prompt-text.ts";
-import { tagged, type Section } from "../prompt/section.ts";
+import { taggedOwnText, type Section } from "../prompt/section.ts";
 import { workingStateSection } from "../prompt/sections/working-state.ts";
 import { summaryRequestRegions } from "../prompt/standard-regions.ts";
 import * as ops from "../state/ops.ts";
@@ -27,7 +27,7 @@ const promotionRulesSection: Section = {
   type: "instructions",
   format: "markdown",
   reason: "promotion_request",
-  render: () => tagged("promotion_rules", promptText("promotion-rules")),
+  render: () => taggedOwnText("promotion_rules", promptText("promotion-rules")),
 };
 
 /** The summary request's regions plus the working state and the promotion rules. */

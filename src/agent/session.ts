@@ -15,7 +15,7 @@ import { finalAnswer, type Turn } from "../memory/turn.ts";
 import type { ModelClient } from "../model/types.ts";
 import { buildRequest, exactCounter } from "../prompt/builder.ts";
 import { readGitInfo } from "../prompt/git-info.ts";
-import { readInstructionFiles } from "../prompt/instruction-files.ts";
+import { readInstructionFiles, refusedInstructionNotice } from "../prompt/instruction-files.ts";
 import { recordUsage, writeManifest } from "../prompt/manifest.ts";
 import { createSession, type SessionTranscript } from "../session/transcript.ts";
 import { StateStore } from "../state/store.ts";
@@ -70,6 +70,8 @@ export class AgentSession {
   private readonly model: ModelClient;
   private readonly count: (text: string) => number;
   private pendingNotices: string[] = [];
+  /** Refused instruction files already told this session (the manifest records them every call). */
+  private readonly toldRefusals = new Set<string>();
 
   private constructor(options: AgentSessionOptions, count: (text: string) => number) {
     this.paths = workspacePaths(options.root);
@@ -176,6 +178,12 @@ export class AgentSession {
 
     const [files, git] = await Promise.all([readInstructionFiles(this.paths), readGitInfo(this.paths.root, signal)]);
     if (!stateSnapshotOf(this.memory, transcript.file)) await takeStateSnapshot(this.state, this.memory, transcript, turn);
+    for (const refused of files.refused) {
+      const message = refusedInstructionNotice(refused);
+      if (this.toldRefusals.has(message)) continue;
+      this.toldRefusals.add(message);
+      emit({ type: "notice", message, code: "instruction_file_refused" });
+    }
     trace(`turn ${turn}: instructions and git status read`);
     const summaries = new Map<string, ToolMemory>();
     const manifestPaths = new WeakMap<BuiltStep, string>();

@@ -4,6 +4,7 @@
  * every dependency is passed in, every observable effect is an `AgentEvent` or a call on `record`,
  * and failures are data (`stopReason`), never exceptions.
  */
+import type { ApprovalRequest } from "../tools/approvals.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { ToolCallOutcome } from "../tools/types.ts";
 import type { Turn, TurnItem, ToolExchange } from "../memory/turn.ts";
@@ -47,6 +48,14 @@ export interface TurnOutcome {
   usage: Usage;
   steps: number;
   error?: { kind: ModelErrorKind | "budget" | "internal"; message: string };
+}
+
+/**
+ * The memory tools return only valarmind's own confirmation; every other tool returns content a
+ * repository controls (a file, a listing, search results, command output, a diff of a file).
+ */
+function isMemoryTool(name: string): boolean {
+  return name.startsWith("memory_");
 }
 
 const ZERO_USAGE: Usage = { input: 0, cached: 0, output: 0, reasoning: 0 };
@@ -102,6 +111,9 @@ export async function runTurnLoop(
   let usage = ZERO_USAGE;
   let shrunk = false;
   let step = 0;
+  // Whether a tool output this turn came from outside valarmind (a file, a search, a command):
+  // a memory change after it may be that content's doing, and the user is shown it.
+  let readUntrusted = false;
 
   const finish = (stopReason: StopReason, error?: TurnOutcome["error"]): TurnOutcome => {
     turn.stopReason = stopReason;
@@ -111,7 +123,7 @@ export async function runTurnLoop(
     return outcome;
   };
 
-  const ask = (request: { callId: string; name: string; description: string; diff?: string }) =>
+  const ask = (request: ApprovalRequest) =>
     new Promise<ApprovalDecision>((resolve) => {
       emit({ type: "approval_request", ...request, respond: resolve });
     });
@@ -185,7 +197,8 @@ export async function runTurnLoop(
         isError: outcome.isError,
         denied: outcome.denied,
       });
-      if (outcome.memoryChange !== undefined) emit({ type: "memory_updated", what: outcome.memoryChange });
+      if (outcome.memoryChange !== undefined) emit({ type: "memory_updated", what: outcome.memoryChange, afterUntrusted: readUntrusted });
+      if (!outcome.denied && !isMemoryTool(call.name)) readUntrusted = true;
       if (signal.aborted) return finish("aborted");
     }
   }

@@ -13,6 +13,7 @@ import { registerCompact } from "./commands/compact.ts";
 import { registerPrompt } from "./commands/prompt.ts";
 import { registerChat } from "./commands/chat.ts";
 import { registerSessions } from "./commands/sessions.ts";
+import { registerTrust } from "./commands/trust.ts";
 
 trace("main: modules loaded");
 const program = new Command();
@@ -35,6 +36,7 @@ registerCompact(program);
 registerPrompt(program);
 registerChat(program);
 registerSessions(program);
+registerTrust(program);
 
 try {
   await program.parseAsync(process.argv);

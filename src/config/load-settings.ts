@@ -2,28 +2,36 @@
  * Settings load order: defaults < user (~/.config/valarmind/config.json) < project
  * (.valarmind/config.json) < environment < flags. Each file is validated; an invalid one is a
  * usage error naming the file and field.
+ *
+ * The project file comes with the repository, so it is untrusted input: it applies only in a
+ * trusted folder (folder-trust.ts). In an untrusted one it may only narrow approvals; every other
+ * setting it holds is ignored and reported, so a clone can neither widen what runs unasked nor
+ * send the user's key to its own base URL.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
-import { UsageError } from "../errors.ts";
+import { describeError, UsageError } from "../errors.ts";
+import { userConfigDir } from "./user-config-dir.ts";
 import { SettingsSchema, type PartialSettings, type Settings } from "./settings-schema.ts";
 
 const PartialSchema = { ...SettingsSchema, required: [] as string[] };
 
 export function userConfigPath(): string {
-  const base = process.env.XDG_CONFIG_HOME || join(homedir(), ".config");
-  return join(base, "valarmind", "config.json");
+  return join(userConfigDir(), "config.json");
+}
+
+export function projectConfigPath(root: string): string {
+  return join(root, ".valarmind", "config.json");
 }
 
 function readLayer(file: string): PartialSettings {
   if (!existsSync(file)) return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, "utf8"));
+    parsed = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
   } catch (error) {
-    throw new UsageError(`${file}: not valid JSON (${error instanceof Error ? error.message : String(error)})`, {
+    throw new UsageError(`${file}: not valid JSON (${describeError(error)})`, {
       hint: "Fix the file or delete it to use the defaults.",
     });
   }
@@ -51,6 +59,7 @@ function envLayer(): PartialSettings {
   if (process.env.OPENAI_BASE_URL) layer.baseURL = process.env.OPENAI_BASE_URL;
   if (process.env.VALARMIND_REASONING_EFFORT) layer.reasoningEffort = process.env.VALARMIND_REASONING_EFFORT;
   if (process.env.VALARMIND_APPROVALS) layer.approvals = process.env.VALARMIND_APPROVALS;
+  if (process.env.VALARMIND_SANDBOX) layer.sandbox = process.env.VALARMIND_SANDBOX;
   const max = envInt("MAX_CONTEXT_TOKENS");
   if (max !== undefined) layer.maxContextTokens = max;
   const turns = envInt("SHORT_BUFFER_TURNS");
@@ -58,14 +67,72 @@ function envLayer(): PartialSettings {
   return layer as PartialSettings;
 }
 
-export function loadSettings(root: string, flags: PartialSettings = {}): Settings {
+const APPROVAL_RANK: Record<Settings["approvals"], number> = { suggest: 0, "auto-edit": 1, "full-auto": 2 };
+/** Higher is tighter; an untrusted project file may only raise it, so never to "off". */
+const SANDBOX_RANK: Record<Settings["sandbox"], number> = { off: 0, "workspace-write": 1, "read-only": 2 };
+
+/** Whether the project file's value only tightens what the user already has. */
+function narrows(key: keyof Settings, from: unknown, to: unknown): boolean {
+  if (key === "approvals") return APPROVAL_RANK[to as Settings["approvals"]] < APPROVAL_RANK[from as Settings["approvals"]];
+  if (key === "sandbox") return SANDBOX_RANK[to as Settings["sandbox"]] > SANDBOX_RANK[from as Settings["sandbox"]];
+  if (key === "network") return from === true && to === false;
+  return false;
+}
+
+/** One setting the project file changes: its value without the project file and with it. */
+export interface ProjectChange {
+  key: keyof Settings;
+  from: unknown;
+  to: unknown;
+  /** Applied even in an untrusted folder: it only narrows (approvals, sandbox, network). */
+  narrows: boolean;
+}
+
+export interface ProjectSettingsReport {
+  file: string;
+  trusted: boolean;
+  /** Every setting the project file would change, whether applied or not. */
+  changes: ProjectChange[];
+  /** The changes left out because the folder is not trusted. */
+  ignored: ProjectChange[];
+}
+
+export interface LoadedSettings {
+  settings: Settings;
+  /** Undefined when the workspace has no project config file. */
+  project: ProjectSettingsReport | undefined;
+}
+
+/** What the project file would change on top of defaults and the user's file. */
+function projectChanges(base: Settings, project: PartialSettings): ProjectChange[] {
+  const changes: ProjectChange[] = [];
+  for (const [key, to] of Object.entries(project) as Array<[keyof Settings, unknown]>) {
+    const from = base[key];
+    if (to === undefined || JSON.stringify(from) === JSON.stringify(to)) continue;
+    changes.push({ key, from, to, narrows: narrows(key, from, to) });
+  }
+  return changes;
+}
+
+/** Settings and what became of the project file; `trusted` says whether the folder is trusted. */
+export function resolveSettings(root: string, flags: PartialSettings = {}, options: { trusted?: boolean } = {}): LoadedSettings {
+  const trusted = options.trusted ?? false;
+  const base = { ...(Value.Default(SettingsSchema, {}) as Settings), ...readLayer(userConfigPath()) };
+  const projectFile = projectConfigPath(root);
+  const projectLayer = readLayer(projectFile);
+  const changes = projectChanges(base, projectLayer);
+  // Turning the shell sandbox off is the user's own choice (flag, env or user config), never a
+  // repository's, trusted or not (docs/security.md).
+  const applied = changes.filter((c) => c.narrows || (trusted && !(c.key === "sandbox" && c.to === "off")));
+  const project: ProjectSettingsReport | undefined = existsSync(projectFile)
+    ? { file: projectFile, trusted, changes, ignored: changes.filter((c) => !applied.includes(c)) }
+    : undefined;
   const merged = {
-    ...Value.Default(SettingsSchema, {}) as Settings,
-    ...readLayer(userConfigPath()),
-    ...readLayer(join(root, ".valarmind", "config.json")),
+    ...base,
+    ...Object.fromEntries(applied.map((c) => [c.key, c.to])),
     ...envLayer(),
     ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)),
-  };
+  } as Settings;
   const first = [...Value.Errors(SettingsSchema, merged)][0];
   if (first) {
     throw new UsageError(`settings: ${first.path} ${first.message} (got ${JSON.stringify(first.value)})`, {
@@ -78,5 +145,10 @@ export function loadSettings(root: string, flags: PartialSettings = {}): Setting
       { hint: "Lower windowBlockTurns or raise shortBufferTurns (SHORT_BUFFER_TURNS) in .valarmind/config.json or ~/.config/valarmind/config.json." },
     );
   }
-  return merged;
+  return { settings: merged, project };
+}
+
+/** The settings alone (see `resolveSettings`); an untrusted project file only narrows approvals. */
+export function loadSettings(root: string, flags: PartialSettings = {}, options: { trusted?: boolean } = {}): Settings {
+  return resolveSettings(root, flags, options).settings;
 }

@@ -23,6 +23,15 @@ export const SettingsSchema = Type.Object(
     }),
     toolOutputTokens: Type.Integer({ minimum: 100, default: 2000, description: "cap of one tool output in the prompt" }),
     shellTimeoutMs: Type.Integer({ minimum: 100, default: 120000 }),
+    sandbox: Type.Union([Type.Literal("workspace-write"), Type.Literal("read-only"), Type.Literal("off")], {
+      default: "workspace-write",
+      description: "run_shell sandbox (bubblewrap): workspace-write, read-only, or off (unsandboxed)",
+    }),
+    network: Type.Boolean({ default: false, description: "let sandboxed shell commands reach the network" }),
+    shellEnv: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description: "extra environment variable names passed to shell commands (secret-like names pass only if listed)",
+    }),
     maxStepsPerTurn: Type.Integer({ minimum: 1, default: 24, description: "model calls per user turn" }),
   },
   { additionalProperties: false },

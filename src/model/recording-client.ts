@@ -1,10 +1,13 @@
 /**
  * Records every call of a ModelClient to a JSONL file (one line per call, schema version 1), so a
  * real conversation can be replayed deterministically by `replay-client.ts` (Gemini CLI style).
- * Requests carry no API key, so nothing secret reaches the file.
+ * Requests carry no API key; what they and the events do carry (tool output, the user's words) is
+ * redacted like every file valarmind writes, and the file is 0600 in a 0700 directory.
  */
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { makePrivateDirs, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
+import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "./types.ts";
 
 export const RECORDING_VERSION = 1;
@@ -22,9 +25,9 @@ export type RecordedCall =
   | { v: 1; method: "countInputTokens"; request: ModelRequest; error: string };
 
 export function createRecordingClient(inner: ModelClient, file: string): ModelClient {
-  mkdirSync(dirname(file), { recursive: true });
+  makePrivateDirs(dirname(file));
   // Synchronous appends keep lines whole and in call order.
-  const write = (call: RecordedCall): void => appendFileSync(file, `${JSON.stringify(call)}\n`);
+  const write = (call: RecordedCall): void => appendFileSync(file, `${JSON.stringify(redactSecretsInJson(call))}\n`, { mode: PRIVATE_FILE_MODE });
 
   async function* stream(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
     const events: ModelStreamEvent[] = [];

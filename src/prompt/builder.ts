@@ -31,6 +31,7 @@ import { STATE_TOKEN_CAP } from "../state/projection.ts";
 import type { WorkingState } from "../state/schema.ts";
 import { applyCutoff } from "./cutoff.ts";
 import type { GitInfo } from "./git-info.ts";
+import type { RefusedInstructionFile } from "./instruction-files.ts";
 import { MANIFEST_VERSION, type DroppedItem, type Manifest } from "./manifest-schema.ts";
 import { promptText } from "./prompt-text.ts";
 import type { Regions } from "./regions.ts";
@@ -61,6 +62,8 @@ export interface BuildInput {
     /** The snapshot the cached part shows (ADR 0063); without one, `state` is shown whole. */
     stateSnapshot?: { turn: number; state: WorkingState };
     git?: GitInfo;
+    /** Instruction files refused by confinement: not in the prompt, recorded as dropped. */
+    refused?: readonly RefusedInstructionFile[];
   };
   memory?: MemoryView;
   task?: CurrentTask;
@@ -180,6 +183,7 @@ export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
     ...pass.duplicates.map((d): DroppedItem => ({ id: d.id, tokens: count(d.text), reason: "duplicate", detail: `same content as ${d.duplicateOf}, sent once` })),
     ...pass.pieces.flatMap((p) => (p.dropped ?? []).map((d): DroppedItem => ({ id: d.id, tokens: d.tokens ?? 0, reason: d.reason, ...(d.detail && { detail: d.detail }) }))),
     ...cut.dropped,
+    ...(sources.refused ?? []).map((r): DroppedItem => ({ id: r.id, tokens: 0, reason: "refused_unsafe_file", detail: `${r.path}: ${r.reason}` })),
   ];
 
   const manifest: Manifest = {

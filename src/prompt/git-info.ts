@@ -1,8 +1,11 @@
 /**
  * Git facts for the volatile context: branch, upstream distance and changed files, from one
  * `git status --porcelain --branch`. Gathered once per turn (at its start) by the caller; a
- * workspace that is not a git repository (or has no git) simply has no git info.
+ * workspace that is not a git repository (or has no git) simply has no git info. Git runs through
+ * src/git/safe-git.ts, which keeps the repository's config from running anything.
  */
+import { runGit } from "../git/safe-git.ts";
+
 export interface GitInfo {
   branch: string;
   /** "ahead 1, behind 2", or "" when in sync or without an upstream. */
@@ -27,15 +30,11 @@ export function parseGitStatus(output: string, limit = 20): GitInfo | undefined 
 
 export async function readGitInfo(root: string, signal?: AbortSignal): Promise<GitInfo | undefined> {
   try {
-    const proc = Bun.spawn(["git", "-c", "core.quotepath=off", "--no-optional-locks", "status", "--porcelain=v1", "--branch"], {
-      cwd: root,
-      stdout: "pipe",
-      stderr: "ignore",
-      stdin: "ignore",
-      ...(signal ? { signal } : {}),
-    });
-    const [output, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-    return code === 0 ? parseGitStatus(output) : undefined;
+    // Submodules are compared by commit only: their dirtiness would take a `git status` inside
+    // each one, under a config whose driver names this call has not listed.
+    const args = ["status", "--porcelain=v1", "--branch", "--ignore-submodules=dirty"];
+    const result = await runGit(root, args, { config: [{ key: "core.quotePath", value: "off" }], ...(signal ? { signal } : {}) });
+    return result.exitCode === 0 ? parseGitStatus(result.stdout) : undefined;
   } catch {
     // No git on PATH: the prompt just has no git line.
     return undefined;

@@ -1,18 +1,21 @@
 /**
  * Manifest files: `.valarmind/sessions/<session-id>/manifests/<turn>-<step>.json` (summary and
  * title requests add `-summary` / `-title`). Validated against manifest-schema.ts on every write
- * and read; written atomically; never overwritten (a rebuilt step gets `-2`, `-3`, ...).
+ * and read; written atomically; never overwritten (a rebuilt step gets `-2`, `-3`, ...). Item ids
+ * and details can quote file names and text, so every string is redacted before it is written.
  *
  *   const path = await writeManifest(session.dir, built.manifest);
  *   ... after the call:
  *   await recordUsage(path, usage);                  // input, cached, output, reasoning
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ErrorObject } from "ajv";
+import { makePrivateDirs } from "../config/valarmind-dir.ts";
 import { ValarmindError } from "../errors.ts";
 import type { Usage } from "../model/types.ts";
+import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "../state/atomic-write.ts";
 // ajv (draft 2020-12 + formats), compiled ahead of time from manifest-schema.ts (manifest-validator-build.ts).
 import validate from "./generated/manifest-validator.js";
@@ -44,15 +47,16 @@ export function manifestBaseName(manifest: Pick<Manifest, "turn" | "step" | "pur
   return manifest.purpose === "turn" ? base : `${base}-${manifest.purpose}`;
 }
 
-/** Validates and writes the manifest; returns its path. */
+/** Redacts, validates and writes the manifest; returns its path. */
 export async function writeManifest(sessionDir: string, manifest: Manifest): Promise<string> {
   const dir = manifestsDir(sessionDir);
   const base = manifestBaseName(manifest);
-  await validateManifest(manifest, `${dir}/${base}.json`);
-  await mkdir(dir, { recursive: true });
+  const redacted = redactSecretsInJson(manifest);
+  await validateManifest(redacted, `${dir}/${base}.json`);
+  makePrivateDirs(dir);
   let path = join(dir, `${base}.json`);
   for (let n = 2; existsSync(path); n++) path = join(dir, `${base}-${n}.json`);
-  await writeFileAtomic(path, `${JSON.stringify(manifest, null, 2)}\n`);
+  await writeFileAtomic(path, `${JSON.stringify(redacted, null, 2)}\n`);
   return path;
 }
 
@@ -69,7 +73,7 @@ export async function readManifest(path: string): Promise<Manifest> {
 }
 
 async function update(path: string, change: (m: Manifest) => Manifest): Promise<Manifest> {
-  const next = change(await readManifest(path));
+  const next = redactSecretsInJson(change(await readManifest(path)));
   await validateManifest(next, path);
   await writeFileAtomic(path, `${JSON.stringify(next, null, 2)}\n`);
   return next;

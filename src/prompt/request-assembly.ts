@@ -89,7 +89,7 @@ export function assembleParts(pieces: readonly Piece[], tools: readonly Function
       continue;
     }
     if (piece.placement === "message") {
-      const role = piece.role ?? "developer";
+      const role = piece.role ?? "user";
       if (open?.role !== role) {
         flush();
         open = { role, content: "" };

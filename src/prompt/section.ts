@@ -2,8 +2,11 @@
  * Prompt sections (seed 000's trinkets): small independent providers, each rendering one part
  * of a request from the section context. A section belongs to a region (regions.ts orders and
  * filters them), says whether its output is stable across turns (stable sections form the
- * cached prefix), and where its output goes: into `instructions`, into a developer/user message,
- * or as ready-made input items (conversation turns). Rendering "" or [] means "absent this turn";
+ * cached prefix), and where its output goes: into `instructions`, into a user message, or as
+ * ready-made input items (conversation turns). Message pieces carry data — file contents, tool
+ * output, summaries, state, git info, all of which a repository can steer — so they travel as
+ * user messages, never developer or system ones: only `instructions` instruct (ARCHITECTURE.md,
+ * "Trust boundaries"). Rendering "" or [] means "absent this turn";
  * a section that throws is skipped and recorded in the manifest (unless it is `required`).
  */
 import type { InputItem } from "../model/types.ts";
@@ -45,8 +48,8 @@ export interface Piece {
   /** The same, for a human ("turns 1–176 folded out of the window"). */
   detail?: string;
   placement: Placement;
-  /** For `message`: the role of the message (contiguous pieces of one role share a message). */
-  role?: "developer" | "user";
+  /** For `message`: always "user" (data, not instructions); contiguous message pieces share a message. */
+  role?: "user";
   /** For `instructions` and `message`: the text, ending in "\n" so pieces join without merging tokens. */
   text?: string;
   /** For `items`. */
@@ -121,15 +124,67 @@ export interface Section {
   type: ItemType;
   format: ItemFormat;
   reason: string;
-  role?: "developer" | "user";
+  role?: "user";
   render(ctx: SectionContext): SectionOutput | Promise<SectionOutput>;
 }
 
-/** Wraps a body in an XML-style tag, ending in "\n": the form every text piece takes. */
-export function tagged(tag: string, body: string, attributes: Record<string, string | number | undefined> = {}): string {
+/**
+ * Every tag valarmind's prompts use (and `promote`, the tag the summary reply is parsed for).
+ * Text inside one of them must not open or close any of them, or a file could forge
+ * `</working_set_item><core_rules>`; a tag not listed here cannot be used (the type says so).
+ */
+export const PROMPT_TAGS = [
+  "core_rules",
+  "project_instructions",
+  "personal_preferences",
+  "conversation_summary",
+  "working_state",
+  "working_state_changes",
+  "working_set_item",
+  "volatile_context",
+  "summary_rules",
+  "promotion_rules",
+  "title_rules",
+  "turns_to_fold",
+  "promote",
+] as const;
+
+export type PromptTag = (typeof PROMPT_TAGS)[number];
+
+// `<`, optional `/` and spaces, then one of the names not followed by more name characters:
+// what a model could read as one of valarmind's tags. Any case: a model would not mind it.
+const OWN_TAG_START = new RegExp(`<(?=\\s*/?\\s*(?:${PROMPT_TAGS.join("|")})(?![\\w-]))`, "gi");
+
+/**
+ * Escapes the `<` of every opening or closing valarmind tag in `text` as `&lt;`, and nothing
+ * else: file snippets are code the model copies into edit_file, so other `<` stay as they are
+ * (the core rules tell the model what `&lt;` before a tag name stands for).
+ */
+export function escapeOwnTags(text: string): string {
+  return text.replace(OWN_TAG_START, "&lt;");
+}
+
+function wrap(tag: PromptTag, body: string, attributes: Record<string, string | number | undefined>): string {
   const attrs = Object.entries(attributes)
     .filter(([, v]) => v !== undefined && v !== "")
-    .map(([k, v]) => ` ${k}="${String(v).replaceAll('"', "&quot;")}"`)
+    .map(([k, v]) => ` ${k}="${escapeOwnTags(String(v)).replaceAll('"', "&quot;")}"`)
     .join("");
   return `<${tag}${attrs}>\n${body.replace(/\n+$/, "")}\n</${tag}>\n`;
+}
+
+/**
+ * Wraps data (file contents, tool output, summaries, state, git info) in an XML-style tag, ending
+ * in "\n": the form every text piece takes. Nothing in the body or the attributes can close the
+ * wrapper or open another valarmind tag; name where the data comes from in a `source` attribute.
+ */
+export function tagged(tag: PromptTag, body: string, attributes: Record<string, string | number | undefined> = {}): string {
+  return wrap(tag, escapeOwnTags(body), attributes);
+}
+
+/**
+ * Wraps valarmind's own prompt text (src/prompt/text/*.md) unescaped: it is ours, and may show
+ * a tag it asks the model to write (`<promote>`). Never for anything read from disk or a tool.
+ */
+export function taggedOwnText(tag: PromptTag, text: string): string {
+  return wrap(tag, text, {});
 }

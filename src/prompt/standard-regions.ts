@@ -10,7 +10,7 @@
 import type { Turn } from "../memory/turn.ts";
 import { promptText } from "./prompt-text.ts";
 import { Regions } from "./regions.ts";
-import { tagged, type Section } from "./section.ts";
+import { tagged, taggedOwnText, type Section } from "./section.ts";
 import { conversationSection, recentTurnsSection, summarySection } from "./sections/conversation.ts";
 import { currentTaskSection } from "./sections/current-task.ts";
 import { coreRulesSection, personalPreferencesSection, projectInstructionsSection } from "./sections/instructions.ts";
@@ -62,7 +62,7 @@ const summaryRulesSection: Section = {
   type: "instructions",
   format: "markdown",
   reason: "summary_request",
-  render: () => tagged("summary_rules", promptText("summary-rules")),
+  render: () => taggedOwnText("summary_rules", promptText("summary-rules")),
 };
 
 const evictedTurnsSection: Section = {
@@ -79,7 +79,7 @@ const evictedTurnsSection: Section = {
     const first = ctx.evictedTurns[0]?.turn;
     const last = ctx.evictedTurns.at(-1)?.turn;
     if (first === undefined) return "";
-    return tagged("turns_to_fold", `${transcriptText(ctx.evictedTurns)}\n\n${promptText("summary-task")}`, { turns: `${first}–${last}` });
+    return tagged("turns_to_fold", `${transcriptText(ctx.evictedTurns)}\n\n${promptText("summary-task")}`, { turns: `${first}–${last}`, source: "transcript: user messages, answers, tool output" });
   },
 };
 
@@ -101,7 +101,7 @@ const titleRulesSection: Section = {
   type: "instructions",
   format: "markdown",
   reason: "title_request",
-  render: () => tagged("title_rules", promptText("title-rules")),
+  render: () => taggedOwnText("title_rules", promptText("title-rules")),
 };
 
 /** A title request sees the title rules and the first user message. */

@@ -11,16 +11,20 @@
  *   const { header, records, tornTail } = readSession(session.file); // on resume
  *
  * A torn last line (a crash mid-write) is tolerated: readers report it as `tornTail`, and
- * `openSession` truncates it and keeps its text in a `note` record, so nothing is lost. API keys
- * never reach disk: the writer redacts the value of OPENAI_API_KEY and `sk-…` keys in every line.
+ * `openSession` truncates it and keeps its text in a `note` record, so nothing is lost. Secrets
+ * never reach disk: every record is passed through redactSecretsInJson (src/secrets/) before it is
+ * written; the records handed back to the caller, and so the live session, are not. The file is
+ * created 0600 inside the private `.valarmind/` (ensureValarmindDir).
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { SessionListing } from "../agent/controller.ts";
 import type { WorkspacePaths } from "../config/paths.ts";
+import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 import { UsageError, ValarmindError } from "../errors.ts";
+import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import {
   TRANSCRIPT_VERSION,
   TranscriptRecordSchema,
@@ -193,15 +197,6 @@ export function describeSession(ref: SessionRef): SessionListing {
   return { id: header.id, file: ref.file, startedAt: header.started_at, turns, firstMessage };
 }
 
-const SK_KEY = /sk-[A-Za-z0-9_-]{20,}/g;
-
-function redactKeys(line: string): string {
-  const key = process.env.OPENAI_API_KEY;
-  let out = key && key.length >= 8 ? line.replaceAll(key, "[redacted:OPENAI_API_KEY]") : line;
-  out = out.replace(SK_KEY, "[redacted:api-key]");
-  return out;
-}
-
 /** An open transcript: appends are synchronous writes (ordered, small); `sync()` makes them durable. */
 export class SessionTranscript {
   readonly id: string;
@@ -218,7 +213,7 @@ export class SessionTranscript {
     this.fd = fd;
   }
 
-  /** Stamps `v` and `ts`, validates, redacts keys and appends. Returns the records as written. */
+  /** Stamps `v` and `ts`, validates, redacts secrets and appends. Returns the records unredacted. */
   append(records: NewRecord | readonly NewRecord[]): TranscriptRecord[] {
     const fd = this.fd;
     if (fd === undefined) throw new ValarmindError(`session ${this.id} is closed; cannot append to ${this.file}`);
@@ -232,7 +227,7 @@ export class SessionTranscript {
         throw new ValarmindError(`refusing to append an invalid '${input.kind}' record to ${this.file}: ${first?.path ?? ""} ${first?.message ?? ""}`);
       }
       written.push(full);
-      chunk += `${redactKeys(JSON.stringify(full))}\n`;
+      chunk += `${JSON.stringify(redactSecretsInJson(full))}\n`;
     }
     if (chunk !== "") writeSync(fd, chunk);
     return written;
@@ -257,7 +252,7 @@ export function createSession(paths: WorkspacePaths, meta: SessionMeta): Session
   const name = `${fileStamp(now)}-${id}.jsonl`;
   const ref = refFromFile(paths, name);
   if (!ref) throw new UsageError(`invalid session id '${id}': use 4–32 lowercase letters or digits`);
-  mkdirSync(paths.sessionsDir, { recursive: true });
+  ensureValarmindDir(paths, paths.sessionsDir);
   if (existsSync(ref.file)) throw new ValarmindError(`session file ${ref.file} already exists; not overwriting it`);
   const header: SessionHeader = {
     v: TRANSCRIPT_VERSION,
@@ -269,8 +264,8 @@ export function createSession(paths: WorkspacePaths, meta: SessionMeta): Session
     model: meta.model,
     valarmind: pkg.version,
   };
-  const fd = openSync(ref.file, "a");
-  writeSync(fd, `${JSON.stringify(header)}\n`);
+  const fd = openSync(ref.file, "a", PRIVATE_FILE_MODE);
+  writeSync(fd, `${JSON.stringify(redactSecretsInJson(header))}\n`);
   fsyncSync(fd);
   return new SessionTranscript(ref, header, fd);
 }
@@ -285,7 +280,8 @@ export function openSession(paths: WorkspacePaths, idOrFile: string): { session:
   if (read.tornTail !== undefined) {
     truncateSync(ref.file, statSync(ref.file).size - Buffer.byteLength(read.tornTail, "utf8"));
   }
-  const session = new SessionTranscript(ref, read.header, openSync(ref.file, "a"));
+  ensureValarmindDir(paths, paths.sessionsDir);
+  const session = new SessionTranscript(ref, read.header, openSync(ref.file, "a", PRIVATE_FILE_MODE));
   if (read.tornTail !== undefined) {
     session.append({ kind: "note", what: "torn_line_recovered", text: read.tornTail });
     session.sync();

@@ -1,9 +1,12 @@
 /**
  * Crash-safe file replacement: write a temp file beside the target, fsync it, rename it over the
  * target, fsync the directory. A reader (or a crash) sees the old file or the new one, never half.
+ * Every caller writes valarmind's own files (state, manifests, the folder-trust list), which are
+ * private: the result is 0600.
  */
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 
 /** Test-only: when set to "1", the writer announces the temp file on stderr and waits to be killed. */
 export const HOLD_AFTER_TEMP_ENV = "VALARMIND_TEST_HOLD_AFTER_TEMP";
@@ -34,7 +37,7 @@ async function holdForTest(temp: string): Promise<never> {
 export async function writeFileAtomic(target: string, data: string, beforeRename?: () => void): Promise<void> {
   const temp = tempPathFor(target);
   try {
-    const handle = await open(temp, "wx", 0o644);
+    const handle = await open(temp, "wx", PRIVATE_FILE_MODE);
     try {
       await handle.writeFile(data, "utf8");
       await handle.sync();

@@ -1,8 +1,11 @@
 /**
  * The inter-process lock around every write of state.json (proper-lockfile: an atomic `mkdir` of
  * `state.json.lock`, refreshed while held, taken over once stale so a killed process cannot block
- * the workspace for long). Loaded lazily: reads never lock.
+ * the workspace for long). Loaded lazily: reads never lock. The lock directory is made 0700 like
+ * the rest of `.valarmind/`.
  */
+import nodeFs from "node:fs";
+import { PRIVATE_DIR_MODE } from "../config/valarmind-dir.ts";
 import { ValarmindError } from "../errors.ts";
 
 export interface LockOptions {
@@ -18,6 +21,12 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
+/** node:fs as proper-lockfile uses it, except that the lock directory is created private. */
+const privateLockFs = {
+  ...nodeFs,
+  mkdir: (path: string, callback: (error: NodeJS.ErrnoException | null) => void) => nodeFs.mkdir(path, { mode: PRIVATE_DIR_MODE }, callback),
+};
+
 export async function acquireLock(target: string, options: LockOptions = {}): Promise<HeldLock> {
   const { default: lockfile } = await import("proper-lockfile");
   const staleMs = options.staleMs ?? 5_000;
@@ -29,6 +38,7 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
   try {
     release = await lockfile.lock(target, {
       realpath: false,
+      fs: privateLockFs,
       lockfilePath: lockPath,
       stale: staleMs,
       retries: { retries: Math.ceil(waitMs / maxTimeout), minTimeout: 5, maxTimeout, factor: 1.3, randomize: true },

@@ -6,11 +6,15 @@
  * - an unparsable or invalid file is never overwritten: it is renamed to `state.json.corrupt-<time>`
  *   (under the lock), a notice says where it went, and a fresh state starts.
  * - a file from a newer valarmind is refused with a UsageError (exit 2), never downgraded.
+ * - secrets never reach the file: every string of a state about to be written is redacted (before
+ *   validation, so the file stays schema-valid), and the store hands back the state as written.
  */
-import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
+import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { UsageError, ValarmindError } from "../errors.ts";
+import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { acquireLock, type LockOptions } from "./lock.ts";
 import { migrateState, STATE_MIGRATIONS, type JsonDocument, type Migration } from "./migrations.ts";
@@ -79,7 +83,7 @@ export class StateStore {
     }
     if (loaded.kind === "missing") return { state: emptyState(this.clock()), source: "missing", notices: [] };
     // Moving the bad file aside is a write: do it under the lock, and only if it is still the same bad file.
-    await mkdir(this.paths.memoryDir, { recursive: true });
+    ensureValarmindDir(this.paths, this.paths.memoryDir);
     const lock = await acquireLock(this.paths.stateJson, this.lockOptions);
     try {
       const again = await this.load();
@@ -94,7 +98,7 @@ export class StateStore {
 
   /** Applies `mutate` to the current state under the lock and writes the result atomically. */
   async update(mutate: StateMutation): Promise<UpdateResult> {
-    await mkdir(this.paths.memoryDir, { recursive: true });
+    ensureValarmindDir(this.paths, this.paths.memoryDir);
     const lock = await acquireLock(this.paths.stateJson, this.lockOptions);
     try {
       await this.removeLeftoverTemps();
@@ -112,7 +116,7 @@ export class StateStore {
       const { state, change } = "change" in result ? result : { state: result, change: "state replaced" };
       const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0;
       if (!mustWrite) return { state, change, written: false, notices };
-      const stamped: WorkingState = { ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: this.clock().toISOString() };
+      const stamped: WorkingState = redactSecretsInJson({ ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: this.clock().toISOString() });
       const checked = validateState(stamped, this.paths.stateJson);
       if (!checked.ok) {
         throw new ValarmindError(`refusing to write an invalid state (nothing was written):\n  ${checked.errors.join("\n  ")}`, {

@@ -85,10 +85,13 @@ export function confinePath(rootReal: string, input: string, options: { forWrite
   }
   const rel = toRel(rootReal, abs);
   if (options.forWrite) {
-    const first = rel.split("/")[0] ?? "";
-    if (WRITE_PROTECTED.includes(first)) {
+    // At any depth (a submodule's .git, a nested workspace) and in any letter case (.GIT is .git
+    // on case-insensitive file systems).
+    const protectedPart = rel.split("/").find((part) => WRITE_PROTECTED.includes(part.toLowerCase()));
+    if (protectedPart !== undefined) {
+      const name = protectedPart.toLowerCase();
       throw new PathEscapeError(
-        `path '${input}' is inside ${first}/, which tools may not write; ${first === ".valarmind" ? "use the memory_* tools to change the working state" : "use git through run_shell instead"}`,
+        `path '${input}' is inside ${protectedPart}/, which tools may not write; ${name === ".valarmind" ? "use the memory_* tools to change the working state" : "use git through run_shell instead"}`,
       );
     }
   }

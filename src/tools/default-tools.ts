@@ -12,10 +12,16 @@ import type { Tool } from "./types.ts";
 import { createWriteFileTool } from "./write-file.ts";
 
 export interface DefaultToolOptions {
-  settings: Pick<Settings, "shellTimeoutMs">;
+  settings: Pick<Settings, "shellTimeoutMs"> & Partial<Pick<Settings, "sandbox" | "network" | "shellEnv">>;
   /** Called when a memory tool runs (not when specs are listed), so offline use needs no store. */
   memoryStore: () => MemoryStore;
   grep?: GrepToolOptions;
+  shell?: ShellToolOptions;
+}
+
+/** For tests: where bwrap is (a missing path simulates a machine without bubblewrap). */
+export interface ShellToolOptions {
+  bwrapPath?: string;
 }
 
 /** A tool of any argument type; the registry validates arguments against its schema before calling. */
@@ -28,7 +34,13 @@ export function createDefaultTools(options: DefaultToolOptions): AnyTool[] {
     createGrepTool(options.grep),
     createEditFileTool(),
     createWriteFileTool(),
-    createRunShellTool({ timeoutMs: options.settings.shellTimeoutMs }),
+    createRunShellTool({
+      timeoutMs: options.settings.shellTimeoutMs,
+      ...(options.settings.sandbox !== undefined ? { sandbox: options.settings.sandbox } : {}),
+      ...(options.settings.network !== undefined ? { network: options.settings.network } : {}),
+      ...(options.settings.shellEnv !== undefined ? { shellEnv: options.settings.shellEnv } : {}),
+      ...(options.shell?.bwrapPath !== undefined ? { bwrapPath: options.shell.bwrapPath } : {}),
+    }),
     createSetGoalTool(options.memoryStore),
     createSetNowTool(options.memoryStore),
     createTaskTool(options.memoryStore),

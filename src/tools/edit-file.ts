@@ -1,7 +1,9 @@
 /** edit_file: exact old→new replacement; the match must be unique unless replace_all is set. */
 import { relative } from "node:path";
 import { toolText } from "./descriptions.ts";
+import { hardLinkWarning } from "./confined-file.ts";
 import { applyPlannedText, currentText, toolError } from "./file-change.ts";
+import { sensitiveWriteReason } from "./sensitive-paths.ts";
 import { fileDiff } from "./file-diff.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
@@ -71,13 +73,15 @@ export function createEditFileTool(): Tool<EditFileArgs> {
     const after = args.replace_all ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
     const diff = await fileDiff(rel, before, after);
     const count = args.replace_all ? at.length : 1;
+    const escalate = hardLinkWarning(rel, current.links) ?? sensitiveWriteReason(rel);
     return {
       ready: true,
       kind: "write",
       description: `edit ${rel}${count > 1 ? ` (${count} replacements)` : ""}`,
       diff: diff.text,
+      ...(escalate !== undefined ? { escalate } : {}),
       async apply(): Promise<ToolResult> {
-        const failed = await applyPlannedText(args.path, rel, before, after);
+        const failed = await applyPlannedText(root, rel, before, after, current.links);
         if (failed) return failed;
         const where = at.slice(0, MAX_LISTED_LINES).map((o) => lineOf(before, o)).join(", ");
         return {

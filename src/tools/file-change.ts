@@ -1,41 +1,41 @@
 /**
  * Shared by edit_file and write_file: reading the current text of a file as a mutating tool sees
  * it, and applying a planned change only if the file still holds what the plan was computed from
- * (the user approved that diff, not another).
+ * (the user approved that diff, not another), opened again at the moment of writing
+ * (confined-file.ts) so nothing can redirect it.
  */
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { ConfinedWriteError, readConfined, writeConfined } from "./confined-file.ts";
 import { looksBinary, READ_FILE_LIMITS } from "./read-file.ts";
 import type { ToolResult } from "./types.ts";
 
-export type CurrentText = { exists: false } | { exists: true; text: string } | { exists: true; problem: string };
+export type CurrentText = { exists: false } | { exists: true; text: string; links: number } | { exists: true; problem: string };
 
 export async function currentText(abs: string, rel: string): Promise<CurrentText> {
-  let info;
-  try {
-    info = await stat(abs);
-  } catch {
-    return { exists: false };
+  const read = await readConfined(abs, rel, READ_FILE_LIMITS.maxBytes);
+  if (!read.ok) {
+    if (read.reason === "missing") return { exists: false };
+    if (read.reason === "too_large") return { exists: true, problem: `${rel} is ${read.size} bytes, too large to edit with this tool` };
+    return { exists: true, problem: read.problem };
   }
-  if (info.isDirectory()) return { exists: true, problem: `${rel} is a directory` };
-  if (info.size > READ_FILE_LIMITS.maxBytes) return { exists: true, problem: `${rel} is ${info.size} bytes, too large to edit with this tool` };
-  const bytes = await readFile(abs);
-  if (looksBinary(bytes)) return { exists: true, problem: `${rel} is a binary file` };
-  return { exists: true, text: bytes.toString("utf8") };
+  if (looksBinary(read.bytes)) return { exists: true, problem: `${rel} is a binary file` };
+  return { exists: true, text: read.bytes.toString("utf8"), links: read.links };
 }
 
 export function toolError(forModel: string, summary: string): ToolResult {
   return { forModel: `Error: ${forModel}`, summary, isError: true };
 }
 
-/** Writes `after` unless the file no longer holds `before` (undefined: must still not exist). */
-export async function applyPlannedText(abs: string, rel: string, before: string | undefined, after: string): Promise<ToolResult | undefined> {
-  const now = await currentText(abs, rel);
-  const unchanged = before === undefined ? !now.exists : now.exists && "text" in now && now.text === before;
-  if (!unchanged) {
-    return toolError(`${rel} changed on disk after this change was prepared; nothing was written. Read it again and redo the change.`, `${rel}: changed meanwhile, not written`);
+/**
+ * Writes `after` to `rel` (under the real workspace root) unless the file no longer holds
+ * `before` (undefined: must still not exist) or was redirected; `approvedLinks` is the hard-link
+ * count the approval covered.
+ */
+export async function applyPlannedText(root: string, rel: string, before: string | undefined, after: string, approvedLinks = 1): Promise<ToolResult | undefined> {
+  try {
+    await writeConfined(root, rel, { before, after, approvedLinks });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ConfinedWriteError) return toolError(error.message, `${rel}: not written (${error.message.split(";")[0]})`);
+    throw error;
   }
-  await mkdir(dirname(abs), { recursive: true });
-  await writeFile(abs, after, "utf8");
-  return undefined;
 }

@@ -1,9 +1,11 @@
 /** grep: regex (or literal) search over workspace files; ripgrep when on PATH, else a JS fallback. */
-import { relative } from "node:path";
+import { stat } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { linkCount, specialFileKind } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
 import { GrepPatternError, searchWithJs, searchWithRipgrep, type GrepMatch, type GrepQuery } from "./grep-search.ts";
 import { globMatcher } from "./list-files.ts";
-import type { Tool } from "./types.ts";
+import type { Tool, ToolResult } from "./types.ts";
 
 export type GrepArgs = {
   pattern: string;
@@ -30,6 +32,13 @@ const plural = (n: number, one: string, many: string): string => `${n} ${n === 1
 export function formatMatch(match: GrepMatch): string {
   const text = match.text.length > MAX_LINE_CHARS ? `${match.text.slice(0, MAX_LINE_CHARS)} [… line cut]` : match.text;
   return `${match.rel}:${match.line}: ${text}`;
+}
+
+/** A search target that is not a directory or a regular file (a FIFO would block, a device never end). */
+async function specialTarget(target: string, shown: string): Promise<ToolResult | undefined> {
+  const info = await stat(target);
+  const special = specialFileKind(info);
+  return special ? { forModel: `Error: ${shown} is ${special}, not a regular file; grep does not read it.`, summary: `grep ${shown}: refused (not a regular file)`, isError: true } : undefined;
 }
 
 export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
@@ -66,10 +75,17 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
       const cap = args.max_results ?? GREP_DEFAULT_CAP;
       const shownLines: string[] = [];
       const files = new Set<string>();
+      const multiplyLinked = new Map<string, boolean>();
       let total = 0;
       try {
+        const refusal = await specialTarget(target, shown);
+        if (refusal) return refusal;
         const matches = rg ? searchWithRipgrep(ctx.root, rg, query, ctx.signal) : searchWithJs(ctx.root, query, ctx.signal);
         for await (const match of matches) {
+          // A file with several hard links may be a file outside the workspace under another name.
+          let linked = multiplyLinked.get(match.rel);
+          if (linked === undefined) multiplyLinked.set(match.rel, (linked = (await linkCount(join(ctx.root, match.rel))) > 1));
+          if (linked) continue;
           total++;
           files.add(match.rel);
           if (shownLines.length < cap) shownLines.push(formatMatch(match));
@@ -83,8 +99,10 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
       }
       if (ctx.signal.aborted) return { forModel: "Aborted.", summary: "grep: aborted", isError: true };
       const what = `/${args.pattern}/ under ${shown}${args.glob ? ` (${args.glob})` : ""}`;
-      if (total === 0) return { forModel: `No matches for ${what}.`, summary: `grep ${what}: no matches`, isError: false };
-      const footer = total > cap ? `\n(${plural(total, "matching line", "matching lines")} in ${plural(files.size, "file", "files")}; showing the first ${cap} — narrow with path, glob or a more specific pattern)` : "";
+      const linkedFiles = [...multiplyLinked].filter(([, linked]) => linked).map(([rel]) => rel);
+      const skipped = linkedFiles.length > 0 ? `\n(skipped ${plural(linkedFiles.length, "file", "files")} with several hard links, which may be files outside the workspace: ${linkedFiles.slice(0, 5).join(", ")}; read_file asks the user before reading one)` : "";
+      if (total === 0) return { forModel: `No matches for ${what}.${skipped}`, summary: `grep ${what}: no matches`, isError: false };
+      const footer = skipped + (total > cap ? `\n(${plural(total, "matching line", "matching lines")} in ${plural(files.size, "file", "files")}; showing the first ${cap} — narrow with path, glob or a more specific pattern)` : "");
       return {
         forModel: shownLines.join("\n") + footer,
         summary: `grep ${what}: ${plural(total, "match", "matches")} in ${plural(files.size, "file", "files")}`,

@@ -3,13 +3,17 @@
  * `write_adr: true`, also writes `docs/adr/NNNN-slug.md` in the workspace. The ADR file is a
  * workspace write, so that call is approved like one (the gate sees kind "write" and the new file
  * as a diff); the file is created exclusively and never overwrites an existing one. With an ADR,
- * the decision's number is the next free one in docs/adr/ as well, so id and file agree.
+ * the decision's number is the next free one in docs/adr/ as well, so id and file agree. The ADR
+ * is valarmind's own text (not a file the user edits through a diff), so it is redacted like
+ * every file valarmind writes; the approval diff shows the redacted text that will be written.
  */
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
 import { UsageError } from "../errors.ts";
+import { redactSecrets } from "../secrets/redact-secrets.ts";
 import { addDecision } from "../state/ops.ts";
 import type { WorkingState } from "../state/schema.ts";
+import { ConfinedWriteError, writeConfined } from "./confined-file.ts";
 import { confinePath } from "./confine.ts";
 import { toolText } from "./descriptions.ts";
 import { fileDiff } from "./file-diff.ts";
@@ -84,13 +88,15 @@ export function createRecordDecisionTool(store: () => MemoryStore): Tool<RecordD
     const rel = `${ADR_DIR}/${String(n).padStart(4, "0")}-${adrSlug(args.title)}.md`;
     // docs/adr could be a symlink leading out of the workspace: confined like any write.
     const { abs } = confinePath(root, rel, { forWrite: true });
-    const content = renderAdr(toolText("adr-template"), {
-      number: n,
-      id: `ADR-${String(n).padStart(4, "0")}`,
-      title: args.title,
-      why: args.why,
-      date: new Date().toISOString().slice(0, 10),
-    });
+    const content = redactSecrets(
+      renderAdr(toolText("adr-template"), {
+        number: n,
+        id: `ADR-${String(n).padStart(4, "0")}`,
+        title: args.title,
+        why: args.why,
+        date: new Date().toISOString().slice(0, 10),
+      }),
+    );
     const diff = (await fileDiff(rel, undefined, content)).text;
     return {
       ready: true,
@@ -98,12 +104,12 @@ export function createRecordDecisionTool(store: () => MemoryStore): Tool<RecordD
       description: `record decision ADR-${String(n).padStart(4, "0")} and create ${rel}`,
       diff,
       async apply(): Promise<ToolResult> {
-        await mkdir(dirname(abs), { recursive: true });
+        // Opened again now, after the approval, without following symlinks (confined-file.ts).
         try {
-          await writeFile(abs, content, { encoding: "utf8", flag: "wx" });
+          await writeConfined(root, rel, { before: undefined, after: content, approvedLinks: 1 });
         } catch (error) {
-          if (typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST") {
-            return { forModel: `Error: ${rel} already exists and is never overwritten; nothing was recorded. Call memory_record_decision again.`, summary: `${rel} exists`, isError: true };
+          if (error instanceof ConfinedWriteError) {
+            return { forModel: `Error: ${error.message} Nothing was recorded; call memory_record_decision again.`, summary: `${rel}: not written`, isError: true };
           }
           throw error;
         }

@@ -1,8 +1,12 @@
-/** read_file: a text file's lines with line numbers, optionally a range; binary files are refused. */
-import { readFile, stat } from "node:fs/promises";
+/**
+ * read_file: a text file's lines with line numbers, optionally a range. Binary files, FIFOs,
+ * sockets and devices are refused; a file with several hard links asks first (another of its
+ * names may be outside the workspace); the file is opened without following a symlink.
+ */
 import { relative } from "node:path";
+import { hardLinkWarning, linkCount, readConfined } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
-import type { Tool, ToolResult } from "./types.ts";
+import type { Preparation, Tool, ToolContext, ToolResult } from "./types.ts";
 
 export type ReadFileArgs = { path: string; start_line?: number; end_line?: number };
 
@@ -35,7 +39,7 @@ function formatLines(lines: string[], first: number, maxLineChars: number): stri
 }
 
 export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): Tool<ReadFileArgs> {
-  return {
+  const tool: Tool<ReadFileArgs> = {
     name: "read_file",
     description: toolText("read_file"),
     kind: "read",
@@ -51,22 +55,36 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
       additionalProperties: false,
     },
     describe: (args) => `read ${args.path}${args.start_line || args.end_line ? ` lines ${args.start_line ?? 1}-${args.end_line ?? "…"}` : ""}`,
+    async prepare(args: ReadFileArgs, ctx: ToolContext): Promise<Preparation> {
+      const rel = relative(ctx.root, args.path) || ".";
+      const escalate = hardLinkWarning(rel, await linkCount(args.path));
+      return {
+        ready: true,
+        kind: "read",
+        description: `read ${rel}`,
+        ...(escalate !== undefined ? { escalate } : {}),
+        apply: () => tool.execute(args, ctx),
+      };
+    },
     async execute(args, ctx) {
       const rel = relative(ctx.root, args.path) || ".";
-      let info;
-      try {
-        info = await stat(args.path);
-      } catch {
-        return error(`Error: ${rel} does not exist. Use list_files or grep to find the right path.`, `${rel}: not found`);
+      const read = await readConfined(args.path, rel, limits.maxBytes);
+      if (!read.ok) {
+        switch (read.reason) {
+          case "missing":
+            return error(`Error: ${rel} does not exist. Use list_files or grep to find the right path.`, `${rel}: not found`);
+          case "directory":
+            return error(`Error: ${rel} is a directory; use list_files to see its contents.`, `${rel}: is a directory`);
+          case "too_large":
+            return error(
+              `Error: ${rel} is ${read.size} bytes, over the ${limits.maxBytes}-byte cap of read_file. Use grep to find the lines you need, or run_shell with sed -n 'A,Bp'.`,
+              `${rel}: too large (${read.size} bytes)`,
+            );
+          default:
+            return error(`Error: ${read.problem}.`, `${rel}: refused (${read.reason === "special" ? "not a regular file" : "moved while opening"})`);
+        }
       }
-      if (info.isDirectory()) return error(`Error: ${rel} is a directory; use list_files to see its contents.`, `${rel}: is a directory`);
-      if (info.size > limits.maxBytes) {
-        return error(
-          `Error: ${rel} is ${info.size} bytes, over the ${limits.maxBytes}-byte cap of read_file. Use grep to find the lines you need, or run_shell with sed -n 'A,Bp'.`,
-          `${rel}: too large (${info.size} bytes)`,
-        );
-      }
-      const bytes = await readFile(args.path);
+      const bytes = read.bytes;
       if (looksBinary(bytes)) {
         return error(`Error: ${rel} is a binary file (${bytes.length} bytes); its content is not shown.`, `${rel}: binary file, not shown`);
       }
@@ -92,4 +110,5 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
       };
     },
   };
+  return tool;
 }

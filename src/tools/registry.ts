@@ -15,7 +15,7 @@ import { StateStore } from "../state/store.ts";
 import { createApprovalGate, type ApprovalGate, type ApprovalSubject, type AskApproval } from "./approvals.ts";
 import { parseArguments } from "./arguments.ts";
 import { confinePath, PathEscapeError } from "./confine.ts";
-import { createDefaultTools, type AnyTool } from "./default-tools.ts";
+import { createDefaultTools, type AnyTool, type ShellToolOptions } from "./default-tools.ts";
 import type { GrepToolOptions } from "./grep.ts";
 import type { MemoryStore } from "./memory-store.ts";
 import { toStrictParameters } from "./strict-schema.ts";
@@ -24,7 +24,7 @@ import type { Preparation, ToolCallOutcome, ToolContext, ToolResult } from "./ty
 
 export interface ToolRegistryOptions {
   root: string;
-  settings: Pick<Settings, "approvals" | "toolOutputTokens" | "shellTimeoutMs">;
+  settings: Pick<Settings, "approvals" | "toolOutputTokens" | "shellTimeoutMs"> & Partial<Pick<Settings, "sandbox" | "network" | "shellEnv">>;
   /** False for headless runs: a call that would ask is refused (default false). */
   interactive?: boolean;
   /** A gate to share (e.g. with /approvals); by default one is made from settings.approvals. */
@@ -34,6 +34,7 @@ export interface ToolRegistryOptions {
   /** Defaults to the workspace's StateStore. */
   stateStore?: MemoryStore;
   grep?: GrepToolOptions;
+  shell?: ShellToolOptions;
   /** Exact token counts for truncation; defaults to the tokenizer if already loaded, else bytes. */
   countTokens?: TokenCounter;
   /** Replaces the default tool set (tests). */
@@ -90,7 +91,7 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
   const root = realpathSync(options.root);
   let store: MemoryStore | undefined = options.stateStore;
   const memoryStore = (): MemoryStore => (store ??= new StateStore(workspacePaths(root)));
-  const tools = options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep });
+  const tools = options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep, shell: options.shell });
   const byName = new Map(tools.map((t) => [t.name, t]));
   const gate = options.approvals ?? createApprovalGate({ mode: options.settings.approvals, interactive: options.interactive ?? false });
   const countTokens = options.countTokens ?? countTokensIfReady;
@@ -136,6 +137,8 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
   ): Promise<{ allowed: true } | { allowed: false; result: ToolResult }> {
     const subject: ApprovalSubject = { name: call.name, argsKey: canonicalJson(args) };
     if (prepared.kind === "shell" && typeof args.command === "string") subject.command = args.command;
+    if (prepared.escalate !== undefined) subject.escalate = prepared.escalate;
+    if (prepared.askEvenInFullAuto === true) subject.askEvenInFullAuto = true;
     const verdict = gate.decide(subject, prepared.kind);
     if (verdict === "allow") return { allowed: true };
     const ask = ctx.ask ?? options.ask;

@@ -1,7 +1,15 @@
-/** run_shell: one `bash -lc` command in the workspace root, with a timeout and an output cap. */
+/**
+ * run_shell: one `bash -lc` command in the workspace root, with a timeout and an output cap, in
+ * the bubblewrap sandbox (src/sandbox/) with an allowlisted environment. Without a usable sandbox
+ * every call asks, even in full-auto, unless the user chose `sandbox: "off"`.
+ */
+import { randomUUID } from "node:crypto";
+import { bubblewrapArgs, defaultBubblewrapPath, probeBubblewrap, type SandboxMode } from "../sandbox/bubblewrap.ts";
+import { awaitNamespaceEnd, describeEscaped, findEscapedProcesses, RUN_MARKER_VAR } from "../sandbox/escaped-processes.ts";
+import { buildShellEnv } from "../sandbox/shell-env.ts";
 import { toolText } from "./descriptions.ts";
 import { runShellCommand, type ShellRun } from "./shell-process.ts";
-import type { Tool } from "./types.ts";
+import type { PreparedCall, Tool, ToolContext, ToolResult } from "./types.ts";
 
 export type RunShellArgs = { command: string; timeout_ms?: number };
 
@@ -11,16 +19,37 @@ export interface RunShellOptions {
   maxTimeoutMs?: number;
   /** Bytes kept per stream (head + tail); the rest is dropped before central truncation. */
   maxCaptureBytes?: number;
+  /** settings.sandbox (default workspace-write). */
+  sandbox?: SandboxMode;
+  /** settings.network: sandboxed commands share the host's network. */
+  network?: boolean;
+  /** settings.shellEnv: extra variable names a command receives. */
+  shellEnv?: readonly string[];
+  /** Where bwrap is (tests point it at a missing file to simulate a machine without it). */
+  bwrapPath?: string;
 }
 
 export const SHELL_MAX_TIMEOUT_MS = 10 * 60 * 1000;
 export const SHELL_CAPTURE_BYTES = 1024 * 1024;
+/** How long the kernel gets to empty a finished command's PID namespace before we report leftovers. */
+const NAMESPACE_END_MS = 2000;
 
-/** Credentials valarmind itself uses never reach a command the model runs (or its output). */
-const HIDDEN_ENV = /^(OPENAI_API_KEY|OPENAI_ADMIN_KEY|AZURE_OPENAI_API_KEY)$/;
+/** How a call will run: in bwrap (its argv prefix), unsandboxed by choice, or unsandboxed for want of bwrap. */
+type Confinement = { kind: "sandbox"; wrapper: string[] } | { kind: "off" } | { kind: "unavailable"; reason: string };
 
-function shellEnv(): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !HIDDEN_ENV.test(name)));
+function confinementFor(options: RunShellOptions, root: string): Confinement {
+  const mode = options.sandbox ?? "workspace-write";
+  if (mode === "off") return { kind: "off" };
+  const probe = probeBubblewrap(options.bwrapPath ?? defaultBubblewrapPath());
+  if (!probe.available) return { kind: "unavailable", reason: probe.reason };
+  return { kind: "sandbox", wrapper: bubblewrapArgs(probe.path, root, { mode, network: options.network ?? false }) };
+}
+
+function unsandboxedWarning(reason: string): string {
+  return (
+    `${reason}, so this command would run without a sandbox, with your full privileges (any file, the network). ` +
+    `Install bubblewrap (apt-get install bubblewrap), or set sandbox: "off" (--sandbox off) to run commands unsandboxed knowingly`
+  );
 }
 
 function oneLine(command: string): string {
@@ -46,6 +75,32 @@ export function formatShellRun(command: string, run: ShellRun, timeoutMs: number
 
 export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs> {
   const maxTimeout = options.maxTimeoutMs ?? SHELL_MAX_TIMEOUT_MS;
+
+  async function run(args: RunShellArgs, ctx: ToolContext, confinement: Confinement): Promise<ToolResult> {
+    const timeoutMs = args.timeout_ms ?? options.timeoutMs;
+    if (ctx.signal.aborted) return { forModel: "Aborted before the command started.", summary: "run_shell: aborted", isError: true };
+    const marker = randomUUID();
+    const result = await runShellCommand(args.command, {
+      cwd: ctx.root,
+      timeoutMs,
+      maxCaptureBytes: options.maxCaptureBytes ?? SHELL_CAPTURE_BYTES,
+      signal: ctx.signal,
+      env: { ...buildShellEnv(process.env, options.shellEnv ?? []), [RUN_MARKER_VAR]: marker },
+      ...(confinement.kind === "sandbox" ? { wrapper: confinement.wrapper } : {}),
+    });
+    // In the sandbox the PID namespace is ending everything; outside it, say what is still running.
+    const left = confinement.kind === "sandbox" ? await awaitNamespaceEnd(marker, NAMESPACE_END_MS) : findEscapedProcesses(marker);
+    const escaped = describeEscaped(left);
+    const seconds = (result.durationMs / 1000).toFixed(1);
+    const outcome = result.aborted ? "aborted" : result.timedOut ? "timed out" : result.exitCode === null ? `signal ${result.signal}` : `exit ${result.exitCode}`;
+    const text = formatShellRun(args.command, result, timeoutMs);
+    return {
+      forModel: escaped === undefined ? text : `${text}\n${escaped}`,
+      summary: `ran \`${oneLine(args.command)}\` → ${outcome} (${seconds}s)${confinement.kind === "sandbox" ? "" : " unsandboxed"}`,
+      isError: result.aborted || result.timedOut || result.exitCode !== 0,
+    };
+  }
+
   return {
     name: "run_shell",
     description: toolText("run_shell"),
@@ -60,23 +115,15 @@ export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs>
       additionalProperties: false,
     },
     describe: (args) => `run \`${oneLine(args.command)}\``,
-    async execute(args, ctx) {
-      const timeoutMs = args.timeout_ms ?? options.timeoutMs;
-      if (ctx.signal.aborted) return { forModel: "Aborted before the command started.", summary: "run_shell: aborted", isError: true };
-      const run = await runShellCommand(args.command, {
-        cwd: ctx.root,
-        timeoutMs,
-        maxCaptureBytes: options.maxCaptureBytes ?? SHELL_CAPTURE_BYTES,
-        signal: ctx.signal,
-        env: shellEnv(),
-      });
-      const seconds = (run.durationMs / 1000).toFixed(1);
-      const outcome = run.aborted ? "aborted" : run.timedOut ? "timed out" : run.exitCode === null ? `signal ${run.signal}` : `exit ${run.exitCode}`;
-      return {
-        forModel: formatShellRun(args.command, run, timeoutMs),
-        summary: `ran \`${oneLine(args.command)}\` → ${outcome} (${seconds}s)`,
-        isError: run.aborted || run.timedOut || run.exitCode !== 0,
-      };
+    async prepare(args, ctx): Promise<PreparedCall> {
+      const confinement = confinementFor(options, ctx.root);
+      const prepared: PreparedCall = { ready: true, kind: "shell", description: `run \`${oneLine(args.command)}\``, apply: () => run(args, ctx, confinement) };
+      if (confinement.kind === "unavailable") {
+        prepared.escalate = unsandboxedWarning(confinement.reason);
+        prepared.askEvenInFullAuto = true;
+      }
+      return prepared;
     },
+    execute: (args, ctx) => run(args, ctx, confinementFor(options, ctx.root)),
   };
 }

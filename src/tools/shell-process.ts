@@ -1,7 +1,8 @@
 /**
  * Runs one `bash -lc` command in its own process group, captures stdout/stderr head+tail within a
  * byte cap, and ends the whole group on timeout or abort (TERM, then KILL after a grace period),
- * so children such as `npm test`'s workers do not outlive the call.
+ * so children such as `npm test`'s workers do not outlive the call. In the sandbox the group is
+ * bwrap's: killing it ends the command's PID namespace (--die-with-parent), setsid children included.
  */
 export interface ShellRun {
   exitCode: number | null;
@@ -22,6 +23,8 @@ export interface ShellOptions {
   maxCaptureBytes: number;
   signal: AbortSignal;
   env?: Record<string, string | undefined>;
+  /** argv that wraps `bash -lc COMMAND` (the sandbox's bwrap and its options); none runs bash directly. */
+  wrapper?: readonly string[];
 }
 
 /** How long TERM has before KILL, and how long pipes may stay open after bash itself exited. */
@@ -96,7 +99,7 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   const started = performance.now();
   const out = new CappedCapture(options.maxCaptureBytes);
   const err = new CappedCapture(options.maxCaptureBytes);
-  const proc = Bun.spawn(["bash", "-lc", command], {
+  const proc = Bun.spawn([...(options.wrapper ?? []), "bash", "-lc", command], {
     cwd: options.cwd,
     stdin: "ignore",
     stdout: "pipe",

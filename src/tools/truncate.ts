@@ -1,7 +1,8 @@
 /**
  * Central head+tail truncation of what a tool returns to the model. The cap is in tokens; when
  * no exact count is at hand the UTF-8 byte length is used as a strict upper bound (every o200k
- * token covers at least one byte), so the cap always holds.
+ * token covers at least one byte), so the cap always holds. Text is cut by bytes before it is
+ * counted, so the work is bounded by the cap, not by the output's size (issue 9).
  */
 export type TokenCounter = (text: string) => number | undefined;
 
@@ -63,18 +64,24 @@ function headTail(text: string, lines: string[], maxTokens: number, cost: (s: st
 }
 
 /**
+ * Strings longer than this many UTF-8 bytes per token of the cap are costed by their bytes, never
+ * counted: a 5 MB single line is cut by bytes, then only what is kept is counted. o200k averages
+ * ~4 bytes a token, so only sparse text (long runs of one character) is cut harder than it must be.
+ */
+const COUNTED_BYTES_PER_TOKEN = 8;
+
+/**
  * Returns `text` unchanged when it fits `maxTokens`, else its head and tail with a marker saying
  * how much was cut. `count` gives exact token counts when available (undefined → byte bound).
  */
 export function truncateHeadTail(text: string, maxTokens: number, count: TokenCounter = () => undefined): Truncation {
   if (byteLength(text) <= maxTokens) return { text, cutBytes: 0, cutLines: 0 };
-  const exact = count(text);
-  if (exact !== undefined && exact <= maxTokens) return { text, cutBytes: 0, cutLines: 0 };
+  const countLimit = maxTokens * COUNTED_BYTES_PER_TOKEN;
+  const cost = (s: string): number => (byteLength(s) > countLimit ? undefined : count(s)) ?? byteLength(s);
+  if (cost(text) <= maxTokens) return { text, cutBytes: 0, cutLines: 0 };
   const lines = text.split("\n");
-  if (exact !== undefined) {
-    const byTokens = headTail(text, lines, maxTokens, (s) => count(s) ?? byteLength(s));
-    // Per-line counts can differ slightly from the joined text's; fall back to bytes if over.
-    if ((count(byTokens.text) ?? byteLength(byTokens.text)) <= maxTokens) return byTokens;
-  }
+  const byTokens = headTail(text, lines, maxTokens, cost);
+  // Per-line counts can differ slightly from the joined text's; fall back to bytes if over.
+  if (cost(byTokens.text) <= maxTokens) return byTokens;
   return headTail(text, lines, maxTokens, byteLength);
 }

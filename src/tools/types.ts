@@ -33,6 +33,13 @@ export interface PreparedCall {
   kind: ToolKind;
   description: string;
   diff?: string;
+  /**
+   * Why this call must ask even where the approval mode would allow it (a git hook, a file with
+   * several hard links); only full-auto skips the question.
+   */
+  escalate?: string;
+  /** With `escalate`: ask in full-auto too (a shell command that cannot be sandboxed). */
+  askEvenInFullAuto?: boolean;
   apply(): Promise<ToolResult>;
 }
 

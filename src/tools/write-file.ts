@@ -1,7 +1,9 @@
 /** write_file: create or overwrite a file (parent directories created); a diff when overwriting. */
 import { relative } from "node:path";
 import { toolText } from "./descriptions.ts";
+import { hardLinkWarning } from "./confined-file.ts";
 import { applyPlannedText, currentText, toolError } from "./file-change.ts";
+import { sensitiveWriteReason } from "./sensitive-paths.ts";
 import { fileDiff } from "./file-diff.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
@@ -15,19 +17,22 @@ export function createWriteFileTool(): Tool<WriteFileArgs> {
       return { ready: false, result: toolError(`${current.problem}; write_file only writes text files.`, `${rel}: cannot write`) };
     }
     const before = current.exists && "text" in current ? current.text : undefined;
+    const links = current.exists && "links" in current ? current.links : 1;
     if (before === args.content) {
       return { ready: false, result: { forModel: `${rel} already has exactly this content; nothing was written.`, summary: `${rel}: unchanged`, isError: false } };
     }
     const diff = await fileDiff(rel, before, args.content);
     const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length;
     const verb = before === undefined ? "create" : "overwrite";
+    const escalate = hardLinkWarning(rel, links) ?? sensitiveWriteReason(rel);
     return {
       ready: true,
       kind: "write",
       description: `${verb} ${rel} (${lines} lines)`,
       diff: diff.text,
+      ...(escalate !== undefined ? { escalate } : {}),
       async apply(): Promise<ToolResult> {
-        const failed = await applyPlannedText(args.path, rel, before, args.content);
+        const failed = await applyPlannedText(root, rel, before, args.content, links);
         if (failed) return failed;
         const what = before === undefined ? `Created ${rel} (${lines} lines)` : `Overwrote ${rel} (+${diff.added} −${diff.removed} lines)`;
         return {

@@ -39,7 +39,9 @@ export function createHeadlessPrinter(options: HeadlessPrinterOptions): (event: 
         options.err(`note: ${event.message}\n`);
         break;
       case "memory_updated":
-        if (options.verbose) options.err(`· memory: ${event.what}\n`);
+        // A change made after reading repository content may have been asked for by that content.
+        if (event.afterUntrusted) options.err(`memory changed after reading repository content: ${event.what}\n`);
+        else if (options.verbose) options.err(`· memory: ${event.what}\n`);
         break;
       case "error":
         options.err(`error: ${event.message}\n`);

@@ -63,7 +63,9 @@ describe("abort", () => {
     const fifo = join(root, "ready.fifo");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
     server.enqueue(toolCallStream([{ name: "run_shell", arguments: { command: "echo $$ > ready.fifo; sleep 30; echo fini\"\"shed" } }]));
-    const { session } = await openAgent(root, server, { settings: { approvals: "full-auto" } });
+    // Unsandboxed: the process-group kill is what this checks, and `$$` must be a host pid (in the
+    // sandbox it is the PID namespace's; test/security/shell-sandbox.test.ts covers that lifetime).
+    const { session } = await openAgent(root, server, { settings: { approvals: "full-auto", sandbox: "off" } });
     const abort = new AbortController();
     // The command writes its shell's pid into the FIFO once it runs; reading it blocks until then.
     const shellPid = readFile(fifo, "utf8").then((text) => Number(text.trim()));

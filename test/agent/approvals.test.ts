@@ -155,9 +155,10 @@ describe("interactive approvals through approval_request", () => {
     expect(readFileSync(join(root, "notes.md"), "utf8")).toBe("second\n");
   });
 
-  test("allow_session: asked once, the second write goes through", async () => {
-    const { root, asked } = await askedTurn(() => ({ kind: "allow_session" }), [edit("first\n"), edit("second\n")]);
+  test("allow_session: the event says the tool is remembered; asked once, the second write goes through", async () => {
+    const { root, asked } = await askedTurn(() => ({ kind: "allow_session", scope: "tool" }), [edit("first\n"), edit("second\n")]);
     expect(asked).toHaveLength(1);
+    expect(asked[0]?.remember).toEqual({ kind: "tool", tool: "write_file" });
     expect(readFileSync(join(root, "notes.md"), "utf8")).toBe("second\n");
   });
 

@@ -12,7 +12,7 @@ import {
   failedStream,
   fixtureError,
   fixtureStream,
-  inputItems,
+  conversationMessages,
   startFakeResponsesServer,
   textStream,
   type FakeResponsesServer,
@@ -50,8 +50,8 @@ async function twoTurns(session: AgentSession): Promise<void> {
 }
 
 function userMessages(index: number): string[] {
-  return inputItems(server.requests[index]?.body ?? {})
-    .filter((i) => i.type === "message" && i.role === "user")
+  return conversationMessages(server.requests[index]?.body ?? {})
+    .filter((i) => i.role === "user")
     .map((i) => i.content ?? "");
 }
 

@@ -7,7 +7,7 @@ import { appendFileSync } from "node:fs";
 import type { AgentSession } from "../../src/agent/session.ts";
 import { readSession } from "../../src/session/transcript.ts";
 import { cleanupTempDirs } from "../support/cli.ts";
-import { inputItems, startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
+import { conversationMessages, startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
 import { makeGitWorkspace, openAgent, records, recordsOf, runTurn } from "./support/agent-harness.ts";
 
 let server: FakeResponsesServer;
@@ -19,11 +19,9 @@ afterEach(async () => {
 });
 afterAll(cleanupTempDirs);
 
-/** "role: content" of the request's conversation messages (developer context left out). */
+/** "role: content" of the request's conversation messages (valarmind's data messages left out). */
 function conversation(index: number): string[] {
-  return inputItems(server.requests[index]?.body ?? {})
-    .filter((i) => i.type === "message" && (i.role === "user" || i.role === "assistant"))
-    .map((i) => `${i.role}: ${i.content}`);
+  return conversationMessages(server.requests[index]?.body ?? {}).map((i) => `${i.role}: ${i.content}`);
 }
 
 const TORN = '{"v":1,"kind":"assistant","ts":"2026-01-31T12:00:00.000Z","turn":2,"step":1,"text":"half an answ';

@@ -11,7 +11,7 @@ import { ExtractiveSummarizer } from "../../src/memory/summary.ts";
 import { cleanupTempDirs } from "../support/cli.ts";
 import {
   httpError,
-  inputItems,
+  conversationMessages,
   lastUserText,
   startFakeResponsesServer,
   textStream,
@@ -52,8 +52,8 @@ function mainRequests(): RecordedRequest[] {
 }
 
 function userMessages(request: RecordedRequest | undefined): string[] {
-  return inputItems(request?.body ?? {})
-    .filter((i) => i.type === "message" && i.role === "user")
+  return conversationMessages(request?.body ?? {})
+    .filter((i) => i.role === "user")
     .map((i) => i.content ?? "");
 }
 

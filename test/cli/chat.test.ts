@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { cleanupTempDirs, readUntil } from "../support/cli.ts";
 import {
   gatedAfter,
-  inputItems,
+  conversationMessages,
   lastUserText,
   startFakeResponsesServer,
   textStream,
@@ -100,7 +100,7 @@ describe("chat -p", () => {
     server.setResponder((body) => textStream(`echo: ${lastUserText(body)}`));
     expect((await chat(["-p", "first session"], { cwd: root, server })).code).toBe(0);
     const firstId = String(jsonEvents((await chat(["--continue", "-p", "again", "--json"], { cwd: root, server })).stdout)[0]?.sessionId);
-    const conversation = inputItems(server.requests[1]?.body ?? {}).filter((i) => i.type === "message" && i.role !== "developer");
+    const conversation = conversationMessages(server.requests[1]?.body ?? {});
     expect(conversation.map((i) => i.content)).toEqual(["first session", "echo: first session", "again"]);
     expect(server.requests[1]?.body.prompt_cache_key).toBe(server.requests[0]?.body.prompt_cache_key ?? "");
 
@@ -128,7 +128,7 @@ describe("chat -p", () => {
     expect(r.stderr).toContain("turn 2");
     const list = latestRecords(root);
     expect(list.find((rec) => rec.kind === "note" && rec.what === "torn_line_recovered")).toMatchObject({ text: torn });
-    const users = inputItems(server.requests[1]?.body ?? {}).filter((i) => i.type === "message" && i.role === "user").map((i) => i.content);
+    const users = conversationMessages(server.requests[1]?.body ?? {}).filter((i) => i.role === "user").map((i) => i.content);
     expect(users).toEqual(["before the crash", "the crashed turn", "after the crash"]);
   });
 });

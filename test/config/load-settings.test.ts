@@ -44,12 +44,12 @@ function usageError(run: () => unknown): UsageError {
 }
 
 describe("loadSettings", () => {
-  test("later layers win: user < project < environment < flags", () => {
+  test("later layers win: user < project (trusted folder) < environment < flags", () => {
     mkdirSync(join(userDir, "valarmind"), { recursive: true });
     writeFileSync(join(userDir, "valarmind", "config.json"), JSON.stringify({ model: "user-model", maxContextTokens: 9000, approvals: "auto-edit" }));
     writeProject({ model: "project-model", maxContextTokens: 12000 });
     process.env.MAX_CONTEXT_TOKENS = "15000";
-    const settings = loadSettings(root, { approvals: "full-auto" });
+    const settings = loadSettings(root, { approvals: "full-auto" }, { trusted: true });
     expect(settings.model).toBe("project-model");
     expect(settings.maxContextTokens).toBe(15000);
     expect(settings.approvals).toBe("full-auto");
@@ -78,7 +78,7 @@ describe("loadSettings", () => {
 
   test("a block larger than the window is refused with what to change", () => {
     writeProject({ windowBlockTurns: 30 });
-    const error = usageError(() => loadSettings(root));
+    const error = usageError(() => loadSettings(root, {}, { trusted: true }));
     expect(error.message).toContain("windowBlockTurns (30) must not exceed shortBufferTurns (20)");
     expect(error.hint).toContain("shortBufferTurns");
   });

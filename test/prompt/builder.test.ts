@@ -40,7 +40,9 @@ describe("buildRequest: the request", () => {
     expect(manifest.items.map((i) => i.region).filter((r, k, all) => all.indexOf(r) === k)).toEqual([
       "tools", "core", "project", "personal", "summary", "conversation", "state", "working_set", "recent", "context", "task",
     ]);
-    expect(request.input[0]).toMatchObject({ type: "message", role: "developer" });
+    // Everything in the input is data or conversation: no developer or system message at all.
+    expect(request.input[0]).toMatchObject({ type: "message", role: "user" });
+    expect(request.input.some((item) => item.type === "message" && (item.role === "developer" || item.role === "system"))).toBe(false);
     expect(String(request.input[0]?.type === "message" && request.input[0].content)).toStartWith("<conversation_summary");
     expect(request.input.at(-1)).toEqual({ type: "message", role: "user", content: "Now fix the lexer in src/lexer.ts too." });
     expect(manifest.stable_prefix_tokens).toBeGreaterThan(0);
@@ -57,7 +59,7 @@ describe("buildRequest: the request", () => {
     expect(firstVolatile).toBeGreaterThan(0);
     expect(text.slice(0, firstVolatile)).not.toMatch(DATE);
     expect(text.slice(firstVolatile)).toContain(`time: ${formatLocalTime(new Date("2026-01-31T12:34:00Z"))}`);
-    const volatile = a.request.input.find((i) => i.type === "message" && i.content.includes("<context>"));
+    const volatile = a.request.input.find((i) => i.type === "message" && i.content.includes("<volatile_context"));
     expect(volatile?.type === "message" && volatile.content).toContain("time: ");
   });
 
@@ -101,7 +103,7 @@ describe("buildRequest: sections", () => {
     region: "flaky",
     stable: false,
     placement: "message",
-    role: "developer",
+    role: "user",
     type: "volatile_context",
     format: "text",
     reason: "test",

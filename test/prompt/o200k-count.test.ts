@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { countTokens as referenceCount } from "gpt-tokenizer/encoding/o200k_base";
-import { createO200kCounter } from "../../src/prompt/o200k-count.ts";
+import { CHUNK_UNITS, createO200kCounter } from "../../src/prompt/o200k-count.ts";
 import { loadRankTable, o200kSource, parseRankTable, serializeRankTable } from "../../src/prompt/o200k-table.ts";
 import { countTokens } from "../../src/prompt/tokens.ts";
 import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
@@ -61,6 +61,36 @@ describe("o200k counter", () => {
       files++;
     }
     expect(files).toBeGreaterThan(20);
+  });
+
+  test("the heap merge is exact on single pre-tokens up to the chunk size (long words, CJK runs, runs of one character)", () => {
+    const random = rng(9);
+    const letters = (n: number, from: string) => Array.from({ length: n }, () => from[Math.floor(random() * from.length)] ?? "").join("");
+    const pieces = [
+      "a".repeat(CHUNK_UNITS),
+      letters(3000, "abcdefghijklmnopqrstuvwxyz"),
+      `Q${letters(2500, "etaoinshrdlu")}`,
+      letters(1300, "日本語中文字漢では"),
+      " ".repeat(3000),
+      "=".repeat(3000),
+      "😀!".repeat(1000),
+    ];
+    for (const text of pieces) {
+      expect(text.length).toBeLessThanOrEqual(CHUNK_UNITS);
+      expect({ head: text.slice(0, 20), n: counter.count(text) }).toEqual({ head: text.slice(0, 20), n: reference(text) });
+    }
+  });
+
+  test("a pre-token longer than the chunk size is counted within one token per chunk boundary of the exact count", () => {
+    const random = rng(11);
+    const word = Array.from({ length: 10_000 }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)] ?? "").join("");
+    // "😀!" puts a surrogate pair across the first chunk boundary: it must not be split.
+    for (const text of [word, "😀!".repeat(3000), " ".repeat(9000)]) {
+      const boundaries = Math.ceil(text.length / CHUNK_UNITS) - 1;
+      expect(Math.abs(counter.count(text) - reference(text))).toBeLessThanOrEqual(boundaries);
+    }
+    // Runs of `a` merge in 8s at every length the exact merge gives (20 KB → 2,500), so chunking keeps it exact.
+    expect(counter.count("a".repeat(1_000_000))).toBe(125_000);
   });
 
   test("countTokens counts special-token text as text and memoises", async () => {

@@ -4,6 +4,7 @@
  *   server.setResponder((body) =>
  *     lastInputItem(body)?.type === "function_call_output" ? textStream("done") : toolCallStream([...]));
  */
+import { PROMPT_TAGS } from "../../src/prompt/section.ts";
 
 export interface InputItemView {
   type: string;
@@ -42,6 +43,19 @@ export function inputItems(body: Record<string, unknown>): InputItemView[] {
       arguments: typeof item.arguments === "string" ? item.arguments : undefined,
       output: typeof item.output === "string" ? item.output : text(item.output),
     }));
+}
+
+/**
+ * A user-role message valarmind built from data (summary, working state, working set, volatile
+ * context): every such message starts with one of its tags. The user's own words do not.
+ */
+export function isDataMessage(item: InputItemView): boolean {
+  return item.type === "message" && item.role === "user" && PROMPT_TAGS.some((tag) => item.content?.startsWith(`<${tag}`) === true);
+}
+
+/** The conversation's messages (the user's and the assistant's), without valarmind's data messages. */
+export function conversationMessages(body: Record<string, unknown>): InputItemView[] {
+  return inputItems(body).filter((item) => item.type === "message" && (item.role === "user" || item.role === "assistant") && !isDataMessage(item));
 }
 
 export function lastInputItem(body: Record<string, unknown>): InputItemView | undefined {

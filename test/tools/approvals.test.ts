@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ApprovalDecision } from "../../src/agent/events.ts";
-import { commandPrefix, createApprovalGate, type ApprovalRequest, type ApprovalSubject } from "../../src/tools/approvals.ts";
+import { createApprovalGate, type ApprovalRequest, type ApprovalSubject } from "../../src/tools/approvals.ts";
+import { sessionPrefix } from "../../src/tools/shell-prefix.ts";
 import type { ToolKind } from "../../src/tools/types.ts";
 
 const edit: ApprovalSubject = { name: "edit_file", argsKey: '{"path":"a.ts"}' };
@@ -58,31 +59,54 @@ describe("approval modes", () => {
 });
 
 describe("session allowances", () => {
-  test("allow_session for a write tool covers later calls of that tool only", async () => {
+  test("allow_session for a write tool covers later calls of that tool only, and says so in the request", async () => {
     const gate = createApprovalGate({ mode: "suggest", interactive: true });
     const manual = manualAsk();
     const decision = gate.confirm({ callId: "c1", name: "edit_file", description: "edit a.ts", diff: "d" }, edit, manual.ask, never);
-    expect(manual.requests).toEqual([{ callId: "c1", name: "edit_file", description: "edit a.ts", diff: "d" }]);
-    manual.answer({ kind: "allow_session" });
-    expect(await decision).toEqual({ kind: "allow_session" });
+    expect(manual.requests).toEqual([{ callId: "c1", name: "edit_file", description: "edit a.ts", diff: "d", remember: { kind: "tool", tool: "edit_file" } }]);
+    manual.answer({ kind: "allow_session", scope: "tool" });
+    expect(await decision).toEqual({ kind: "allow_session", scope: "tool" });
     expect(gate.decide({ name: "edit_file", argsKey: '{"path":"other.ts"}' }, "write")).toBe("allow");
     expect(gate.decide({ name: "write_file", argsKey: "{}" }, "write")).toBe("ask");
-    expect(gate.sessionAllowances()).toEqual(["edit_file"]);
+    expect(gate.sessionAllowances()).toEqual(["edit_file: every call (except calls with a warning)"]);
   });
 
-  test("allow_session for a shell command covers its prefix, never compound commands", async () => {
+  test("allow_session with the prefix scope covers the prefix, never compound commands", async () => {
     const gate = createApprovalGate({ mode: "suggest", interactive: true });
     const manual = manualAsk();
-    const decision = gate.confirm({ callId: "c1", name: "run_shell", description: "run" }, shell("bun test test/a.test.ts"), manual.ask, never);
-    manual.answer({ kind: "allow_session" });
+    const decision = gate.confirm({ callId: "c1", name: "run_shell", description: "run" }, shell("cargo test --lib"), manual.ask, never);
+    expect(manual.requests[0]?.remember).toEqual({ kind: "command", exact: "cargo test --lib", prefix: "cargo test" });
+    manual.answer({ kind: "allow_session", scope: "prefix" });
     await decision;
-    expect(gate.decide(shell("bun test"), "shell")).toBe("allow");
-    expect(gate.decide(shell("bun test test/b.test.ts --watch"), "shell")).toBe("allow");
-    expect(gate.decide(shell("bun install"), "shell")).toBe("ask");
-    expect(gate.decide(shell("bun test && rm -rf ~"), "shell")).toBe("ask");
-    expect(gate.decide(shell("bun test; curl x | sh"), "shell")).toBe("ask");
-    expect(gate.decide(shell("bun test > out.txt"), "shell")).toBe("ask");
-    expect(gate.sessionAllowances()).toEqual(["run_shell: bun test"]);
+    expect(gate.decide(shell("cargo test"), "shell")).toBe("allow");
+    expect(gate.decide(shell("cargo test parser --release"), "shell")).toBe("allow");
+    expect(gate.decide(shell("cargo install"), "shell")).toBe("ask");
+    expect(gate.decide(shell("cargo test && rm -rf ~"), "shell")).toBe("ask");
+    expect(gate.decide(shell("cargo test; curl x | sh"), "shell")).toBe("ask");
+    expect(gate.decide(shell("cargo test > out.txt"), "shell")).toBe("ask");
+    expect(gate.sessionAllowances()).toEqual(["run_shell: `cargo test` followed by any arguments allowed by the prefix rules"]);
+  });
+
+  test("allow_session with the exact scope covers that command line only", async () => {
+    const gate = createApprovalGate({ mode: "suggest", interactive: true });
+    const manual = manualAsk();
+    const decision = gate.confirm({ callId: "c1", name: "run_shell", description: "run" }, shell("cargo test --lib"), manual.ask, never);
+    manual.answer({ kind: "allow_session", scope: "exact" });
+    await decision;
+    expect(gate.decide(shell("  cargo test --lib "), "shell")).toBe("allow");
+    expect(gate.decide(shell("cargo test"), "shell")).toBe("ask");
+    expect(gate.sessionAllowances()).toEqual(["run_shell: exactly `cargo test --lib`"]);
+  });
+
+  test("a scope the request did not offer remembers nothing", async () => {
+    const gate = createApprovalGate({ mode: "suggest", interactive: true });
+    const manual = manualAsk();
+    const decision = gate.confirm({ callId: "c1", name: "run_shell", description: "run" }, shell("make build"), manual.ask, never);
+    expect(manual.requests[0]?.remember).toEqual({ kind: "command", exact: "make build" });
+    manual.answer({ kind: "allow_session", scope: "prefix" });
+    expect(await decision).toEqual({ kind: "allow_session", scope: "prefix" });
+    expect(gate.decide(shell("make build"), "shell")).toBe("ask");
+    expect(gate.sessionAllowances()).toEqual([]);
   });
 
   test("allow_once is not remembered", async () => {
@@ -95,13 +119,13 @@ describe("session allowances", () => {
     expect(gate.pending()).toEqual([]);
   });
 
-  test("commandPrefix", () => {
-    expect(commandPrefix("git status")).toBe("git status");
-    expect(commandPrefix("  npm  run build ")).toBe("npm run");
-    expect(commandPrefix("ls -la")).toBe("ls");
-    expect(commandPrefix("./gradlew test")).toBe("./gradlew test");
-    expect(commandPrefix("make && make install")).toBeUndefined();
-    expect(commandPrefix("echo $(whoami)")).toBeUndefined();
+  test("sessionPrefix", () => {
+    expect(sessionPrefix("git status")).toBe("git status");
+    expect(sessionPrefix("  npm  test -- --watch ")).toBe("npm test");
+    expect(sessionPrefix("ls -la")).toBe("ls");
+    expect(sessionPrefix("./gradlew test")).toBe("./gradlew test");
+    expect(sessionPrefix("make && make install")).toBeUndefined();
+    expect(sessionPrefix("echo $(whoami)")).toBeUndefined();
   });
 });
 
@@ -114,7 +138,9 @@ describe("pending confirmations", () => {
     const decision = gate.confirm({ callId: "c1", name: "edit_file", description: "edit a.ts" }, edit, manual.ask, controller.signal);
     controller.abort();
     expect(await decision).toEqual({ kind: "deny", note: "not answered before the turn was aborted; the confirmation stays pending for 3 turns" });
-    expect(gate.pending()).toEqual([{ callId: "c1", name: "edit_file", description: "edit a.ts", askedTurn: 5, expiresAtTurn: 8 }]);
+    expect(gate.pending()).toEqual([
+      { callId: "c1", name: "edit_file", description: "edit a.ts", remember: { kind: "tool", tool: "edit_file" }, askedTurn: 5, expiresAtTurn: 8 },
+    ]);
     expect(gate.beginTurn(6)).toEqual([]);
     expect(gate.beginTurn(7)).toEqual([]);
     expect(gate.pending()).toHaveLength(1);
@@ -152,7 +178,7 @@ describe("pending confirmations", () => {
     const decision = gate.confirm({ callId: "c1", name: "run_shell", description: "run" }, shell("make build"), manual.ask, controller.signal);
     controller.abort();
     expect((await decision).kind).toBe("deny");
-    manual.answer({ kind: "allow_session" });
+    manual.answer({ kind: "allow_session", scope: "exact" });
     await Promise.resolve();
     await Promise.resolve();
     expect(gate.decide(shell("make build"), "shell")).toBe("allow");

@@ -66,12 +66,12 @@ describe("approvals through the registry", () => {
   });
 
   test("suggest: allow for this session stops asking for that tool", async () => {
-    const s = setup("suggest", () => ({ kind: "allow_session" }));
+    const s = setup("suggest", () => ({ kind: "allow_session", scope: "tool" }));
     await call(s.registry, "write_file", { path: "b.txt", content: "1\n" });
     await call(s.registry, "write_file", { path: "c.txt", content: "2\n" });
     expect(s.asked).toHaveLength(1);
     expect(readFileSync(join(s.root, "c.txt"), "utf8")).toBe("2\n");
-    expect(s.registry.approvals.sessionAllowances()).toEqual(["write_file"]);
+    expect(s.registry.approvals.sessionAllowances()).toEqual(["write_file: every call (except calls with a warning)"]);
   });
 
   test("auto-edit: writes run without asking, shell still asks", async () => {

@@ -1,11 +1,20 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { createRunShellTool } from "../../src/tools/run-shell.ts";
 import { call, makeWorkspace, registryFor, removeWorkspaces } from "./temp-workspace.ts";
 
-afterAll(removeWorkspaces);
+// Exact-output tests: the developer's login profile (pyenv's rehash, say, complaining about the
+// sandbox's read-only home) must not add lines, so commands get an empty HOME.
+const realHome = process.env.HOME;
+beforeAll(() => {
+  process.env.HOME = makeWorkspace();
+});
+afterAll(() => {
+  process.env.HOME = realHome;
+  removeWorkspaces();
+});
 
 /**
  * True when nobody has the fifo open for reading: a non-blocking open for writing then fails with

@@ -42,6 +42,42 @@ describe("truncateHeadTail", () => {
   });
 });
 
+describe("truncateHeadTail on outputs far over the cap (issue 9)", () => {
+  /** A counter that records the longest string it was asked to count. */
+  function spyCounter(): { count: (s: string) => number; longest: () => number } {
+    let longest = 0;
+    return {
+      count: (s) => {
+        longest = Math.max(longest, Buffer.byteLength(s));
+        return Math.ceil(Buffer.byteLength(s) / 4);
+      },
+      longest: () => longest,
+    };
+  }
+
+  test("a 5 MB single line is cut by bytes first: nothing near its size is counted", () => {
+    const text = `${"x".repeat(2_500_000)}${"y".repeat(2_500_000)}`;
+    const spy = spyCounter();
+    const cut = truncateHeadTail(text, 2000, spy.count);
+    expect(spy.longest()).toBeLessThanOrEqual(2000 * 8);
+    expect(spy.count(cut.text)).toBeLessThanOrEqual(2000);
+    expect(cut.text.startsWith("xxx")).toBe(true);
+    expect(cut.text.endsWith("yyy")).toBe(true);
+    expect(cut.cutBytes).toBeGreaterThan(4_990_000);
+  });
+
+  test("5 MB of ordinary lines: lines are still picked by tokens, the whole is never counted", () => {
+    const text = numbered(500_000);
+    const spy = spyCounter();
+    const cut = truncateHeadTail(text, 2000, spy.count);
+    expect(spy.longest()).toBeLessThanOrEqual(2000 * 8);
+    expect(spy.count(cut.text)).toBeLessThanOrEqual(2000);
+    // Token costs keep ~4× what the byte bound would.
+    expect(cut.cutLines).toBeLessThan(truncateHeadTail(text, 2000).cutLines);
+    expect(cut.text.endsWith("line 500000")).toBe(true);
+  });
+});
+
 describe("central truncation in the registry", () => {
   test("caps forModel to settings.toolOutputTokens; raw keeps everything", async () => {
     const root = makeWorkspace({ "big.txt": `${numbered(2000)}\n` });

@@ -11,7 +11,7 @@ function approvalTurn(turn: number): ScriptStep[] {
   return [
     { type: "turn_start", turn, userText: "" },
     { type: "tool_call_start", callId: "c1", name: "edit_file", target: "src/a.ts" },
-    { type: "approval_request", callId: "c1", name: "edit_file", description: "edit src/a.ts", diff: DIFF },
+    { type: "approval_request", callId: "c1", name: "edit_file", description: "edit src/a.ts", diff: DIFF, remember: { kind: "tool", tool: "edit_file" } },
     { type: "tool_call_end", callId: "c1", name: "edit_file", summary: "edited", isError: false, denied: false },
     { type: "turn_end", turn, text: "", stopReason: "completed" },
   ];
@@ -148,9 +148,9 @@ describe("tools and approvals", () => {
 
   for (const [keys, expected] of [
     [["y"], { kind: "allow_once" }],
-    [["a"], { kind: "allow_session" }],
+    [["a"], { kind: "allow_session", scope: "tool" }],
     [["n"], { kind: "deny" }],
-    [[KEYS.down, KEYS.enter], { kind: "allow_session" }],
+    [[KEYS.down, KEYS.enter], { kind: "allow_session", scope: "tool" }],
     [["e", "n", "o", " ", "t", "e", "s", "t", "s", KEYS.enter], { kind: "deny", note: "no tests" }],
   ] as const) {
     test(`approval answered with ${JSON.stringify(keys)} → ${expected.kind}`, async () => {

@@ -1,27 +1,43 @@
 /**
  * `valarmind chat`: the REPL on a terminal, or one headless turn with -p. Exit codes (headless):
  * 0 the turn completed; 1 the model or a tool failed (the message is on stderr and the user's
- * message is in the transcript); 2 usage or configuration error; 130 interrupted (Ctrl+C).
+ * message is in the transcript); 2 usage or configuration error; 130 interrupted (Ctrl+C), 143
+ * terminated (SIGTERM), 129 hung up (SIGHUP): the turn is aborted and recorded like Ctrl+C.
  */
 import type { ChatOptions } from "../commands/chat.ts";
 import { findWorkspaceRoot } from "../../config/paths.ts";
-import { loadSettings } from "../../config/load-settings.ts";
+import { storeTrust } from "../../config/folder-trust.ts";
+import { resolveSettings, type LoadedSettings } from "../../config/load-settings.ts";
 import type { PartialSettings, Settings } from "../../config/settings-schema.ts";
 import { UsageError } from "../../errors.ts";
+import { probeBubblewrap, sandboxUnavailableNotice } from "../../sandbox/bubblewrap.ts";
 import { createModelClient, endpointWarning, resolveEndpoint } from "../../model/client-factory.ts";
 import type { ResumeTarget } from "../../agent/session-memory.ts";
 import { AgentSession } from "../../agent/session.ts";
 import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
 import { createJsonPrinter } from "../../ui/print-json.ts";
+import { decideTrust, ignoredSettingsMessage, trustQuestion } from "./workspace-trust.ts";
 
 export const EXIT_INTERRUPTED = 130;
+/** 128 + the signal's number, as shells report a command a signal ended. */
+const SIGNAL_EXIT_CODES = { SIGINT: EXIT_INTERRUPTED, SIGTERM: 143, SIGHUP: 129 } as const;
+type EndingSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+/** Said once per run when shell commands cannot be sandboxed (unless the user chose sandbox: "off"). */
+function sandboxNotice(settings: Settings): string | undefined {
+  if (settings.sandbox === "off") return undefined;
+  const probe = probeBubblewrap();
+  return probe.available ? undefined : sandboxUnavailableNotice(probe.reason);
+}
 
 function flagSettings(opts: ChatOptions): PartialSettings {
   const flags: PartialSettings = {};
   if (opts.model !== undefined) flags.model = opts.model;
   if (opts.yes) flags.approvals = "full-auto";
   if (opts.approvals !== undefined) flags.approvals = opts.approvals as Settings["approvals"];
+  if (opts.sandbox !== undefined) flags.sandbox = opts.sandbox as Settings["sandbox"];
+  if (opts.network) flags.network = true;
   if (opts.reasoningEffort !== undefined) flags.reasoningEffort = opts.reasoningEffort as Settings["reasoningEffort"];
   if (opts.budget !== undefined) {
     const n = Number(opts.budget);
@@ -43,28 +59,57 @@ async function readMessage(raw: string): Promise<string> {
   return text;
 }
 
+/**
+ * Settings for this run. An untrusted folder's project settings are ignored (only a narrower
+ * approval mode applies); on a terminal, the first run in such a folder asks once and stores
+ * the answer. Returns undefined when the user quit at that question.
+ */
+async function settingsForRun(root: string, opts: ChatOptions, interactive: boolean): Promise<LoadedSettings | undefined> {
+  const flags = flagSettings(opts);
+  const trust = decideTrust(root, opts.trust);
+  const loaded = resolveSettings(root, flags, { trusted: trust.trusted });
+  if (!interactive || trust.source !== "none" || !loaded.project || loaded.project.ignored.length === 0) return loaded;
+  const { askFolderTrust } = await import("../../ui/run-folder-trust.ts");
+  const answer = await askFolderTrust(trustQuestion(root, loaded.project));
+  if (answer === "quit") return undefined;
+  await storeTrust(root, answer);
+  return resolveSettings(root, flags, { trusted: answer === "trusted" });
+}
+
+function ignoredNotice(root: string, loaded: LoadedSettings): string | undefined {
+  const project = loaded.project;
+  return project && project.ignored.length > 0 ? ignoredSettingsMessage(root, project) : undefined;
+}
+
 export async function runChat(opts: ChatOptions): Promise<number> {
   trace("chat: command loaded");
   const root = findWorkspaceRoot();
-  const settings = loadSettings(root, flagSettings(opts));
-  const model = createModelClient({ settings });
-  const resume = resumeTarget(opts);
-  if (opts.print !== undefined) return runHeadless(opts, root, settings, model, resume, await readMessage(opts.print));
+  if (opts.print !== undefined) {
+    const loaded = await settingsForRun(root, opts, false);
+    if (!loaded) return 0;
+    const model = createModelClient({ settings: loaded.settings });
+    const message = await readMessage(opts.print);
+    return runHeadless(opts, root, loaded, model, resumeTarget(opts), message);
+  }
 
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     throw new UsageError("valarmind chat needs a terminal for the interactive REPL", {
       hint: "For scripts and CI use headless mode: valarmind chat -p MESSAGE (add --json for events).",
     });
   }
-  const warning = endpointWarning(resolveEndpoint(settings));
+  const loaded = await settingsForRun(root, opts, true);
+  if (!loaded) return 0;
+  const settings = loaded.settings;
+  const model = createModelClient({ settings });
+  const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings)].filter((w): w is string => w !== undefined);
   const [{ SessionChatController }, { runRepl }] = await Promise.all([import("../chat/chat-controller.ts"), import("../../ui/run-repl.ts")]);
   const controller = await SessionChatController.open({
     root,
     settings,
     model,
     interactive: true,
-    resume,
-    warnings: warning ? [warning] : [],
+    resume: resumeTarget(opts),
+    warnings,
   });
   await runRepl(controller);
   return 0;
@@ -73,11 +118,12 @@ export async function runChat(opts: ChatOptions): Promise<number> {
 async function runHeadless(
   opts: ChatOptions,
   root: string,
-  settings: Settings,
+  loaded: LoadedSettings,
   model: ReturnType<typeof createModelClient>,
   resume: ResumeTarget,
   message: string,
 ): Promise<number> {
+  const settings = loaded.settings;
   const session = await AgentSession.open({ root, settings, model, interactive: false, resume });
   trace("chat: session open");
   const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
@@ -87,11 +133,23 @@ async function runHeadless(
   if (session.resumed && session.transcriptPath) {
     print({ type: "session_start", sessionId: session.sessionId, transcriptPath: session.transcriptPath, resumed: true });
   }
+  const ignored = ignoredNotice(root, loaded);
+  if (ignored) print({ type: "notice", message: ignored, code: "untrusted_project_settings" });
+  const unsandboxed = sandboxNotice(settings);
+  if (unsandboxed) print({ type: "notice", message: unsandboxed, code: "sandbox_unavailable" });
   for (const notice of session.openNotices) print({ type: "notice", message: notice });
 
+  // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping us) end the turn like Ctrl+C.
   const abort = new AbortController();
-  const onSigint = () => abort.abort();
-  process.once("SIGINT", onSigint);
+  let endedBy: EndingSignal | undefined;
+  const handlers = (Object.keys(SIGNAL_EXIT_CODES) as EndingSignal[]).map((signal) => {
+    const handler = (): void => {
+      endedBy ??= signal;
+      abort.abort();
+    };
+    process.once(signal, handler);
+    return [signal, handler] as const;
+  });
   let stopReason = "error";
   try {
     for await (const event of session.submit(message, abort.signal)) {
@@ -99,9 +157,10 @@ async function runHeadless(
       if (event.type === "turn_end") stopReason = event.stopReason;
     }
   } finally {
-    process.off("SIGINT", onSigint);
+    for (const [signal, handler] of handlers) process.off(signal, handler);
     await session.close();
   }
+  if (endedBy !== undefined) return SIGNAL_EXIT_CODES[endedBy];
   if (stopReason === "aborted") return EXIT_INTERRUPTED;
   return stopReason === "completed" || stopReason === "incomplete" ? 0 : 1;
 }

@@ -3,10 +3,10 @@
  * valarmind's own generated files (the schema), never overwrites a user's file, and appends only
  * the missing lines to .gitignore.
  */
-import { mkdir, open } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
-import { ValarmindError } from "../../errors.ts";
+import { ensureValarmindDir } from "../../config/valarmind-dir.ts";
 import { writeFileAtomic } from "../../state/atomic-write.ts";
 import { stateJsonSchema } from "../../state/schema.ts";
 import { StateStore } from "../../state/store.ts";
@@ -58,21 +58,10 @@ async function ensureGitignore(root: string): Promise<string> {
   return `${before === undefined ? "created" : "updated"} .gitignore (added ${missing.join(", ")})`;
 }
 
-async function ensureDirs(paths: WorkspacePaths): Promise<string[]> {
-  const lines: string[] = [];
-  for (const dir of [paths.dir, paths.memoryDir, paths.schemasDir, paths.sessionsDir, paths.cacheDir]) {
-    let created: string | undefined;
-    try {
-      created = await mkdir(dir, { recursive: true });
-    } catch (error) {
-      throw new ValarmindError(`cannot create the directory ${dir}: ${error instanceof Error ? error.message : String(error)}`, {
-        hint: "A file may be in the way, or the directory is not writable. Move it and run 'valarmind init' again.",
-        cause: error,
-      });
-    }
-    if (created !== undefined) lines.push(`created ${relative(paths.root, dir)}/`);
-  }
-  return lines;
+/** `.valarmind/` and its sub-directories, private (0700, with a `.gitignore` of `*`). */
+function ensureDirs(paths: WorkspacePaths): string[] {
+  const created = [paths.dir, paths.memoryDir, paths.schemasDir, paths.sessionsDir, paths.cacheDir].flatMap((dir) => ensureValarmindDir(paths, dir));
+  return created.map((dir) => `created ${relative(paths.root, dir)}/`);
 }
 
 async function ensureSchema(paths: WorkspacePaths): Promise<string> {
@@ -87,7 +76,7 @@ async function ensureSchema(paths: WorkspacePaths): Promise<string> {
 
 export async function runInit(root: string): Promise<void> {
   const paths = workspacePaths(root);
-  const lines = await ensureDirs(paths);
+  const lines = ensureDirs(paths);
   const template = await Bun.file(TEMPLATE).text();
   lines.push((await createIfAbsent(paths.instructions, template)) ? "created VALARMIND.md (a template: fill it in)" : "kept VALARMIND.md (exists)");
   lines.push(await ensureSchema(paths));

@@ -3,13 +3,15 @@
  * slash commands, status, completion and the per-repository prompt history. Composition only:
  * the logic lives in the agent, state and prompt modules.
  */
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/controller.ts";
 import type { AgentEvent } from "../../agent/events.ts";
 import { AgentSession, type AgentSessionOptions } from "../../agent/session.ts";
 import type { ResumeTarget } from "../../agent/session-memory.ts";
+import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../../config/valarmind-dir.ts";
 import { ValarmindError } from "../../errors.ts";
+import { redactSecrets } from "../../secrets/redact-secrets.ts";
 import { describeSession, listSessions } from "../../session/transcript.ts";
 import { walkFiles } from "../../tools/file-walk.ts";
 import { runSlashCommand, SLASH_COMMANDS } from "./slash-commands.ts";
@@ -176,10 +178,12 @@ export class SessionChatController implements ChatController {
     return entries.slice(-HISTORY_LIMIT);
   }
 
+  /** The history file is a copy at rest: redacted, 0600, in the private `.valarmind/`. */
   async appendHistory(text: string): Promise<void> {
-    const file = this.session.paths.historyFile;
-    await mkdir(dirname(file), { recursive: true });
-    await appendFile(file, `${JSON.stringify({ v: 1, ts: new Date().toISOString(), text })}\n`);
+    const paths = this.session.paths;
+    ensureValarmindDir(paths, dirname(paths.historyFile));
+    const line = JSON.stringify({ v: 1, ts: new Date().toISOString(), text: redactSecrets(text) });
+    await appendFile(paths.historyFile, `${line}\n`, { mode: PRIVATE_FILE_MODE });
   }
 
   async close(): Promise<void> {

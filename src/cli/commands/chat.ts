@@ -12,9 +12,13 @@ export interface ChatOptions {
   budget?: string;
   reasoningEffort?: string;
   verbose?: boolean;
+  trust?: boolean;
+  sandbox?: string;
+  network?: boolean;
 }
 
 const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto"];
+const SANDBOX_MODES = ["workspace-write", "read-only", "off"];
 
 /** `valarmind chat`: the REPL, or one headless turn with -p. Options only; the work is imported lazily. */
 export function registerChat(program: Command): void {
@@ -31,9 +35,15 @@ export function registerChat(program: Command): void {
     .option("--budget <tokens>", "MAX_CONTEXT_TOKENS for this run")
     .option("--reasoning-effort <effort>", "none | minimal | low | medium | high")
     .option("--verbose", "headless: show tool calls on stderr")
+    .option("--trust", "trust this folder for this run: apply its project settings (.valarmind/config.json)")
+    .option("--sandbox <mode>", "shell sandbox: workspace-write | read-only | off (off runs commands unsandboxed)")
+    .option("--network", "let sandboxed shell commands reach the network")
     .action(async (opts: ChatOptions) => {
       if (opts.approvals !== undefined && !APPROVAL_MODES.includes(opts.approvals)) {
         throw new UsageError(`--approvals must be one of ${APPROVAL_MODES.join(", ")}, got '${opts.approvals}'`);
+      }
+      if (opts.sandbox !== undefined && !SANDBOX_MODES.includes(opts.sandbox)) {
+        throw new UsageError(`--sandbox must be one of ${SANDBOX_MODES.join(", ")}, got '${opts.sandbox}'`);
       }
       if (opts.continue && opts.resume !== undefined) throw new UsageError("use either --continue or --resume ID, not both");
       if (opts.json && opts.print === undefined) throw new UsageError("--json needs -p MESSAGE (it prints the events of one headless turn)");

@@ -4,6 +4,7 @@
  * api` only asks the API to count the request's input tokens.
  */
 import { relative } from "node:path";
+import { decideTrust } from "../actions/workspace-trust.ts";
 import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
 import { loadSettings } from "../../config/load-settings.ts";
 import type { Settings } from "../../config/settings-schema.ts";
@@ -130,6 +131,7 @@ export async function runPrompt(opts: PromptOptions): Promise<number> {
   if (modes === 1 && opts.tokens === "api") throw new UsageError("--tokens api counts a request being built: use it with --dry-run");
   const paths = workspacePaths(findWorkspaceRoot());
   if (modes === 1) return history(paths, opts);
-  const settings = loadSettings(paths.root);
+  // The request a chat would build here: project settings only as far as the folder is trusted.
+  const settings = loadSettings(paths.root, {}, { trusted: decideTrust(paths.root, undefined).trusted });
   return dryRun(paths, settings, opts);
 }

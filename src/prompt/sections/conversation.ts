@@ -15,7 +15,7 @@ export const summarySection: Section = {
   region: "summary",
   stable: true,
   placement: "message",
-  role: "developer",
+  role: "user",
   type: "summary",
   format: "text",
   reason: "rolling_summary",
@@ -31,8 +31,9 @@ export const summarySection: Section = {
         reason: "rolling_summary",
         detail: `summary of turns ${turns}, folded out of the window`,
         placement: "message",
-        role: "developer",
-        text: tagged("conversation_summary", summary.text, { turns }),
+        role: "user",
+        // Model-written, from turns that held file contents and tool output: data, in a user message.
+        text: tagged("conversation_summary", summary.text, { turns, source: "summary of earlier turns" }),
       },
     ];
   },

@@ -1,5 +1,5 @@
 /** Stable instruction sections: core rules, project instructions (VALARMIND.md), personal preferences (VALARMIND.local.md). */
-import { tagged, type InstructionFile, type Section, type SectionContext } from "../section.ts";
+import { tagged, taggedOwnText, type InstructionFile, type Section, type SectionContext } from "../section.ts";
 
 export const coreRulesSection: Section = {
   id: "core_rules",
@@ -18,7 +18,7 @@ export const coreRulesSection: Section = {
       reason: "always_included",
       detail: "valarmind's rules (src/prompt/text/core-rules.md); never cut",
       placement: "instructions",
-      text: tagged("core_rules", ctx.coreRules),
+      text: taggedOwnText("core_rules", ctx.coreRules),
     },
   ],
 };

@@ -2,6 +2,8 @@
  * Volatile context: the date and time the turn started, git branch and changed files, and the
  * files and symbols the session has touched. Near the end of the request, so its changes never
  * break the cached prefix; taken once per turn, so steps of one turn still share a prefix.
+ * Branch and file names come from the repository (a path can read `</volatile_context>`), so this
+ * is data in a user message, escaped like every tagged body.
  */
 import type { TouchedEntity } from "../../memory/touched.ts";
 import { tagged, type Section } from "../section.ts";
@@ -33,7 +35,7 @@ export const volatileContextSection: Section = {
   region: "context",
   stable: false,
   placement: "message",
-  role: "developer",
+  role: "user",
   type: "volatile_context",
   format: "text",
   reason: "volatile_context",
@@ -57,8 +59,8 @@ export const volatileContextSection: Section = {
         reason: "volatile_context",
         detail: `time${ctx.git ? ", git status" : ""}${files.length ? `, ${files.length} touched files` : ""}${symbols.length ? `, ${symbols.length} symbols` : ""}`,
         placement: "message",
-        role: "developer",
-        text: tagged("context", lines.join("\n")),
+        role: "user",
+        text: tagged("volatile_context", lines.join("\n"), { source: "clock, git status, session" }),
       },
     ];
   },

@@ -1,7 +1,8 @@
 /**
  * The working set: one piece per item, in insertion order (a new item appends, so the pieces
  * before it keep their cached tokens). The reason records the item's source and its priority as
- * the overflow policy sees it, attention boost included.
+ * the overflow policy sees it, attention boost included. Items are file contents and tool output:
+ * data, sent in a user message and escaped so they cannot close their tag.
  */
 import { effectivePriority, matchesAttention } from "../../memory/working-set-policy.ts";
 import { tagged, type Piece, type Section } from "../section.ts";
@@ -11,7 +12,7 @@ export const workingSetSection: Section = {
   region: "working_set",
   stable: false,
   placement: "message",
-  role: "developer",
+  role: "user",
   type: "working_set_item",
   format: "text",
   reason: "working_set",
@@ -27,7 +28,7 @@ export const workingSetSection: Section = {
         reason: "working_set",
         detail: `source ${item.source}, priority ${item.priority.toFixed(2)} → ${effective.toFixed(2)}${boosted ? " (boosted: current task's file)" : ""}, added turn ${item.added_turn}`,
         placement: "message",
-        role: "developer",
+        role: "user",
         body: item.content,
         text: tagged("working_set_item", item.content, {
           id: item.id,

@@ -5,6 +5,9 @@
  * that snapshot — usually a line or two, or nothing — come as `working_state_changes` after the
  * recent turns. A memory-tool call then costs a few tokens near the end of the request instead of
  * invalidating the working set and the recent turns.
+ *
+ * The state is data, not instructions, and goes in a user message: the model writes it from what
+ * it read, and `.valarmind/memory/state.json` can arrive with a repository (an archive keeps it).
  */
 import { encode } from "@toon-format/toon";
 import { diffProjections } from "../../state/projection-diff.ts";
@@ -44,7 +47,7 @@ export const workingStateSection: Section = {
   region: "state",
   stable: false,
   placement: "message",
-  role: "developer",
+  role: "user",
   type: "working_state",
   format: "toon",
   reason: "working_state",
@@ -60,8 +63,8 @@ export const workingStateSection: Section = {
         reason: "working_state",
         detail: `goal, now, decisions, tasks, blockers, conventions (cap ${ctx.stateCap} tokens)`,
         placement: "message",
-        role: "developer",
-        text: tagged("working_state", toon.toon, { format: "toon" }),
+        role: "user",
+        text: tagged("working_state", toon.toon, { format: "toon", source: ".valarmind/memory/state.json" }),
         dropped: toon.omitted.map((id) => ({ id: `state:${id}`, reason: "state_cap", detail: `left out of the state projection to fit ${ctx.stateCap} tokens` })),
       },
     ];
@@ -74,7 +77,7 @@ export const stateChangesSection: Section = {
   region: "state_changes",
   stable: false,
   placement: "message",
-  role: "developer",
+  role: "user",
   type: "working_state",
   format: "toon",
   reason: "working_state_changes",
@@ -95,8 +98,8 @@ export const stateChangesSection: Section = {
         reason: "working_state_changes",
         detail: `changes to the working state since the snapshot of turn ${snapshot.turn} (${Object.keys(changes).join(", ")})`,
         placement: "message",
-        role: "developer",
-        text: tagged("working_state_changes", toon, { since_turn: snapshot.turn }),
+        role: "user",
+        text: tagged("working_state_changes", toon, { since_turn: snapshot.turn, source: ".valarmind/memory/state.json" }),
       },
     ];
   },

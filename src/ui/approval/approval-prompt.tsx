@@ -6,20 +6,7 @@ import { keyAction } from "../input/key-action.ts";
 import { useTheme } from "../theme-context.tsx";
 import { renderDiffLines } from "../transcript/diff-lines.ts";
 import type { PendingApproval } from "../transcript/transcript-items.ts";
-
-interface Choice {
-  key: string;
-  label: string;
-  /** undefined: ask for a note first. */
-  decision: ApprovalDecision | undefined;
-}
-
-const CHOICES: readonly Choice[] = [
-  { key: "y", label: "Allow once", decision: { kind: "allow_once" } },
-  { key: "a", label: "Allow for this session", decision: { kind: "allow_session" } },
-  { key: "n", label: "Deny", decision: { kind: "deny" } },
-  { key: "e", label: "Deny with a note to the model", decision: undefined },
-];
+import { approvalChoices, type ApprovalChoice } from "./approval-choices.ts";
 
 interface ApprovalPromptProps {
   approval: PendingApproval;
@@ -30,9 +17,13 @@ interface ApprovalPromptProps {
   onInterrupt: () => void;
 }
 
-/** Asks before a write or a shell command: keyboard only, one key per choice. */
+/**
+ * Asks before a write or a shell command: keyboard only, one key per choice. A warning (why this
+ * call asks at all) comes first; session choices say exactly what they remember.
+ */
 export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }: ApprovalPromptProps) {
   const theme = useTheme();
+  const choices = approvalChoices(approval.remember);
   const [selected, setSelected] = useState(0);
   const [note, setNote] = useState<edit.EditorBuffer | undefined>(undefined);
   // One answer per request, even if keys arrive faster than renders.
@@ -49,7 +40,7 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
     onAnswer(decision);
   };
 
-  const choose = (choice: Choice | undefined) => {
+  const choose = (choice: ApprovalChoice | undefined) => {
     if (!choice) return;
     if (choice.decision) answer(choice.decision);
     else setNoteBoth(edit.emptyBuffer);
@@ -72,13 +63,13 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
       return;
     }
     if (command.type === "up") return setSelected((index) => Math.max(0, index - 1));
-    if (command.type === "down") return setSelected((index) => Math.min(CHOICES.length - 1, index + 1));
-    if (command.type === "submit") return choose(CHOICES[selected]);
+    if (command.type === "down") return setSelected((index) => Math.min(choices.length - 1, index + 1));
+    if (command.type === "submit") return choose(choices[selected]);
     if (command.type === "escape") return answer({ kind: "deny" });
     if (command.type === "insert") {
       const digit = Number.parseInt(command.text, 10);
-      const byKey = CHOICES.find((choice) => choice.key === command.text.toLowerCase());
-      return choose(byKey ?? (Number.isInteger(digit) ? CHOICES[digit - 1] : undefined));
+      const byKey = choices.find((choice) => choice.key === command.text.toLowerCase());
+      return choose(byKey ?? (Number.isInteger(digit) ? choices[digit - 1] : undefined));
     }
   });
 
@@ -95,18 +86,26 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
         {theme.bold(approval.name)}
         {theme.warning("?")}
       </Text>
+      {approval.warning !== undefined && <Text>{theme.warning(theme.bold(`⚠ ${approval.warning}`))}</Text>}
       <Text>{approval.description}</Text>
       {diff.length > 0 && <Text>{diff.join("\n")}</Text>}
       {note === undefined ? (
         <Box flexDirection="column" marginTop={1}>
-          {CHOICES.map((choice, index) => (
-            <Text key={choice.key}>
-              {index === selected ? theme.accent("› ") : "  "}
-              {index === selected ? theme.bold(`${index + 1}. ${choice.label}`) : `${index + 1}. ${choice.label}`}
-              {theme.dim(` (${choice.key})`)}
-            </Text>
+          {choices.map((choice, index) => (
+            <Box key={choice.key} flexDirection="column">
+              <Text>
+                {index === selected ? theme.accent("› ") : "  "}
+                {index === selected ? theme.bold(`${index + 1}. ${choice.label}`) : `${index + 1}. ${choice.label}`}
+                {theme.dim(` (${choice.key})`)}
+              </Text>
+              {choice.detail !== undefined && (
+                <Box paddingLeft={5}>
+                  <Text>{theme.dim(choice.detail)}</Text>
+                </Box>
+              )}
+            </Box>
           ))}
-          <Text>{theme.dim("↑/↓ Enter · y a n e · Esc denies · Ctrl+C interrupts the turn")}</Text>
+          <Text>{theme.dim(`↑/↓ Enter · ${choices.map((c) => c.key).join(" ")} · Esc denies · Ctrl+C interrupts the turn`)}</Text>
         </Box>
       ) : (
         <Box flexDirection="column" marginTop={1}>

@@ -73,7 +73,7 @@ function afterTurnEvent(state: ReplState, event: AgentEvent): ReplState {
     case "notice":
       return appendItems(state, [{ kind: "notice", tone: "warning", text: event.message }]);
     case "memory_updated":
-      return appendItems(state, [{ kind: "notice", tone: "info", text: `memory: ${event.what}` }]);
+      return appendItems(state, [memoryNotice(event)]);
     case "error":
       return appendItems(state, [{ kind: "notice", tone: "error", text: event.message, ...(event.hint === undefined ? {} : { hint: event.hint }) }]);
     default:
@@ -179,6 +179,8 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
         name: event.name,
         description: event.description,
         ...(event.diff === undefined ? {} : { diff: event.diff }),
+        ...(event.warning === undefined ? {} : { warning: event.warning }),
+        ...(event.remember === undefined ? {} : { remember: event.remember }),
         respond: event.respond,
       };
       let working = endTextRun(state, live);
@@ -228,7 +230,7 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
         live: { ...live, retry: { attempt: event.attempt, delayMs: event.delayMs, reason: event.reason } },
       };
     case "memory_updated":
-      return pushNotice(state, live, { kind: "notice", tone: "info", text: `memory: ${event.what}` });
+      return pushNotice(state, live, memoryNotice(event));
     case "notice":
       return pushNotice(state, live, { kind: "notice", tone: "warning", text: event.message });
     case "window_slid":
@@ -251,6 +253,13 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
     case "usage":
       return state;
   }
+}
+
+/** A memory change; one made after reading repository content may be that content's doing, so it warns. */
+function memoryNotice(event: { what: string; afterUntrusted: boolean }): NewItem {
+  return event.afterUntrusted
+    ? { kind: "notice", tone: "warning", text: `memory changed after reading repository content: ${event.what}` }
+    : { kind: "notice", tone: "info", text: `memory: ${event.what}` };
 }
 
 function pushNotice(state: ReplState, live: LiveTurn, notice: NewItem): ReplState {

@@ -2,7 +2,7 @@
  * What the REPL shows, as plain data. Finished items go to ink's <Static> (the terminal's own
  * scrollback); the live turn holds the items still changing.
  */
-import type { ApprovalDecision } from "../../agent/events.ts";
+import type { ApprovalDecision, SessionRemember } from "../../agent/events.ts";
 import type { CommandOutput } from "../../agent/controller.ts";
 
 export type ToolStatus = "running" | "awaiting_approval" | "done" | "error" | "denied";
@@ -40,6 +40,10 @@ export interface PendingApproval {
   name: string;
   description: string;
   diff?: string;
+  /** Why this call asks even where the mode would allow it. */
+  warning?: string;
+  /** What "allow for this session" would remember; absent: no session choice is offered. */
+  remember?: SessionRemember;
   respond: (decision: ApprovalDecision) => void;
 }
 

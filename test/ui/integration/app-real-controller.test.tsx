@@ -116,6 +116,31 @@ describe("approvals", () => {
   }, TEST_MS);
 });
 
+describe("session approvals on the real session", () => {
+  test("p remembers the prefix shown; a later command under it runs, one leaving the workspace asks; /approvals lists it", async () => {
+    const h = await openRealApp({ files: { "src/sum.ts": SUM }, settings: { approvals: "suggest" } });
+    const shell = (command: string) => toolCallStream([{ name: "run_shell", arguments: { command } }]);
+    h.server.enqueue(shell("ls -la src"), shell("ls src"), shell("ls .."), textStream("Listed."));
+    await h.send("list the sources");
+    await h.see("Allow run_shell?");
+    expect(h.frame()).toContain("Allow exactly `ls -la src` for this session (a)");
+    expect(h.frame()).toContain("Allow `ls` followed by any arguments for this session (p)");
+    await h.keys("p");
+    // `ls src` runs without a dialog; `ls ..` reaches outside the workspace and asks again.
+    await h.see("run `ls ..`");
+    expect(h.frame()).toContain("Allow run_shell?");
+    await h.keys("n");
+    await h.see("Listed.");
+    await h.idle();
+    expect(h.server.requests.slice(1, 3).map((r) => (toolOutputsThisTurn(r.body).at(-1)?.output ?? "").includes("sum.ts"))).toEqual([true, true]);
+    expect(toolOutputsThisTurn(h.server.requests[3]?.body ?? {}).at(-1)?.output).toContain("Denied");
+
+    await h.send("/approvals");
+    await h.see("allowed this session:");
+    expect(h.frame()).toContain("allowed this session: run_shell: `ls` followed by any arguments allowed by the prefix rules");
+  }, TEST_MS);
+});
+
 describe("slash commands on the real session", () => {
   test("/goal writes state.json and the status line shows it", async () => {
     const h = await openRealApp();

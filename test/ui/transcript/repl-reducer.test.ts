@@ -64,10 +64,18 @@ describe("replReducer", () => {
       { type: "approval_request", callId: "c1", name: "edit_file", description: "edit a.ts", diff: "+x", respond },
     ]);
     expect(state.live?.approval?.callId).toBe("c1");
-    state = replReducer(state, { type: "approval_answered", callId: "c1", decision: { kind: "allow_session" } });
+    state = replReducer(state, { type: "approval_answered", callId: "c1", decision: { kind: "allow_session", scope: "tool" } });
     expect(state.live?.approval).toBeUndefined();
     const row = state.live?.pending[0];
     expect(row?.kind === "tool" && row.tool.decision).toBe("allow_session");
+  });
+
+  test("an approval keeps its warning and what a session answer would remember", () => {
+    const remember = { kind: "command", exact: "git diff HEAD~1", prefix: "git diff" } as const;
+    const state = run([
+      { type: "approval_request", callId: "c1", name: "run_shell", description: "run `git diff HEAD~1`", warning: "writes a git hook", remember, respond: () => {} },
+    ]);
+    expect(state.live?.approval).toMatchObject({ warning: "writes a git hook", remember });
   });
 
   test("an aborted turn keeps the partial answer and marks it", () => {
@@ -94,13 +102,16 @@ describe("replReducer", () => {
 
   test("memory events and core notices are shown in the turn", () => {
     const state = run([
-      { type: "memory_updated", what: "goal set" },
+      { type: "memory_updated", what: "goal set", afterUntrusted: false },
+      { type: "memory_updated", what: "convention test: npm test", afterUntrusted: true },
       { type: "notice", message: "state.json was invalid; kept aside as state.json.corrupt-1" },
       { type: "window_slid", foldedTurns: 8, summaryTokens: 420 },
     ]);
     const texts = state.items.flatMap((item) => (item.kind === "notice" ? [`${item.tone}: ${item.text}`] : []));
     expect(texts).toEqual([
       "info: memory: goal set",
+      // Made after the turn read repository content: a warning that says so.
+      "warning: memory changed after reading repository content: convention test: npm test",
       "warning: state.json was invalid; kept aside as state.json.corrupt-1",
       "info: window slid: 8 turn(s) folded into the summary (420 tokens)",
     ]);

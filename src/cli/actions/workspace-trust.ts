@@ -1,0 +1,52 @@
+/**
+ * Folder trust as the commands apply it: whether this run treats the workspace as trusted (a
+ * stored decision or `--trust`), and how ignored project settings are told to the user.
+ */
+import { relative } from "node:path";
+import { storedTrust, type TrustLevel } from "../../config/folder-trust.ts";
+import type { ProjectChange, ProjectSettingsReport } from "../../config/load-settings.ts";
+
+export interface TrustDecision {
+  trusted: boolean;
+  /** The stored answer, if the user was ever asked or ran `valarmind trust`. */
+  stored: TrustLevel | undefined;
+  source: "flag" | "stored" | "none";
+}
+
+export function decideTrust(root: string, flag: boolean | undefined): TrustDecision {
+  const stored = storedTrust(root);
+  if (flag === true) return { trusted: true, stored, source: "flag" };
+  return { trusted: stored === "trusted", stored, source: stored === undefined ? "none" : "stored" };
+}
+
+function shown(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** Why a change matters, for the trust question ("your OPENAI_API_KEY would be sent there"). */
+export function changeWarning(change: ProjectChange, env: Record<string, string | undefined> = process.env): string | undefined {
+  if (change.key === "baseURL") return env.OPENAI_API_KEY ? "your OPENAI_API_KEY would be sent there" : "your requests would be sent there";
+  if (change.key === "approvals" && change.to === "full-auto") return "shell commands and edits would run without asking";
+  if (change.key === "approvals" && change.to === "auto-edit") return "file edits would be made without asking";
+  return undefined;
+}
+
+export function trustQuestion(root: string, project: ProjectSettingsReport) {
+  return {
+    root,
+    file: relative(root, project.file),
+    changes: project.ignored.map((c) => {
+      const warning = changeWarning(c);
+      return { key: c.key, from: shown(c.from ?? "(unset)"), to: shown(c.to), ...(warning ? { warning } : {}) };
+    }),
+  };
+}
+
+/** One line: which project settings were ignored and how to apply them. */
+export function ignoredSettingsMessage(root: string, project: ProjectSettingsReport): string {
+  const list = project.ignored.map((c) => `${c.key}: ${shown(c.to)}`).join(", ");
+  return (
+    `ignoring ${relative(root, project.file)} (${list}): this folder is not trusted. ` +
+    `If you trust this repository, run 'valarmind trust', or pass --trust for one run.`
+  );
+}

@@ -1,0 +1,8 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/** The user's own valarmind directory (XDG): settings and folder-trust decisions; never inside a repository. */
+export function userConfigDir(): string {
+  const base = process.env.XDG_CONFIG_HOME || join(homedir(), ".config");
+  return join(base, "valarmind");
+}

@@ -1,0 +1,23 @@
+/**
+ * Workspace files whose change runs code or steers the agent later: instruction files, git hooks,
+ * CI workflows, files tools like direnv execute. Writing them asks even in auto-edit
+ * (docs/security.md); only full-auto skips the question. Compared case-insensitively, at any depth.
+ */
+const INSTRUCTION_FILES = new Set(["valarmind.md", "valarmind.local.md", "agents.md", "agents.override.md", "claude.md", "claude.local.md", "gemini.md"]);
+
+const SENSITIVE: ReadonlyArray<{ test: (parts: string[]) => boolean; reason: string }> = [
+  { test: (p) => INSTRUCTION_FILES.has(p.at(-1) ?? ""), reason: "changes agent instructions, which every later prompt follows" },
+  { test: (p) => p.includes(".husky") || p.includes(".githooks") || p.includes(".git-hooks"), reason: "writes a git hook, which git runs on commit or push" },
+  { test: (p) => ["lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".pre-commit-config.yaml"].includes(p.at(-1) ?? ""), reason: "changes git hook configuration" },
+  { test: (p) => p[0] === ".github" && (p[1] === "workflows" || p[1] === "actions"), reason: "changes a CI workflow, which runs with the repository's secrets" },
+  { test: (p) => p[0] === ".gitlab-ci.yml" || p[0] === ".circleci" || p[0] === "azure-pipelines.yml", reason: "changes a CI pipeline" },
+  { test: (p) => [".envrc", ".gitmodules"].includes(p.at(-1) ?? ""), reason: "changes a file other tools execute or fetch from (direnv, git submodules)" },
+  { test: (p) => p[0] === ".vscode" || p[0] === ".devcontainer" || p[0] === ".idea", reason: "changes editor configuration, which can run tasks" },
+];
+
+/** Why writing `rel` must ask even in auto-edit, or undefined. */
+export function sensitiveWriteReason(rel: string): string | undefined {
+  const parts = rel.toLowerCase().split("/");
+  const hit = SENSITIVE.find((entry) => entry.test(parts));
+  return hit ? `${rel} ${hit.reason}` : undefined;
+}
