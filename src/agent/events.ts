@@ -25,7 +25,17 @@ export type SessionRemember =
   | { kind: "command"; exact: string; prefix?: string };
 
 /** Notices a script may act on carry a code. */
-export type NoticeCode = "untrusted_project_settings" | "instruction_file_refused" | "sandbox_unavailable";
+export type NoticeCode =
+  | "untrusted_project_settings"
+  | "instruction_file_refused"
+  | "sandbox_unavailable"
+  | "state_moved_aside"
+  /** The session was in use by another process or unreadable; the message went to a new one (ADR 0072). */
+  | "session_forked"
+  /** Waiting for another process's turn on the same session. */
+  | "session_busy"
+  /** Damaged transcript lines were skipped and set aside, or a transcript could not be read. */
+  | "transcript_damaged";
 
 export interface TurnManifestSummary {
   /** Path of the manifest file written for this model call. */

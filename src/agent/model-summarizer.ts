@@ -2,18 +2,27 @@
  * The model-backed Summarizer for the rolling summary: its own request, built by the prompt
  * builder with only the regions it needs (summary and promotion rules, the previous summary, the
  * working state, the evicted turns), streamed through the same ModelClient. The reply's
- * `<promote>` lines are handed to `promote` (see promotion.ts). If the model call fails, the fold
- * still happens with the offline extractive summarizer and the failure is reported, so the window
- * never stalls.
+ * `<promote>` lines are handed to `promote` (see promotion.ts).
+ *
+ * A fold never fails the turn (issue 10). When the turns do not fit one request under the budget,
+ * they are folded in parts (halves, recursively; each part's manifest has a `split_fold` step);
+ * a single turn that still does not fit has its long texts cut head+tail by the builder
+ * (`shorten_evicted_turns`). If a request cannot be built at all, or the model call fails, that
+ * part folds with the offline extractive summarizer and the fallback is reported.
  */
 import type { Settings } from "../config/settings-schema.ts";
 import { ExtractiveSummarizer, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { ModelClient } from "../model/types.ts";
-import { buildRequest } from "../prompt/builder.ts";
+import { BudgetExceededError } from "../prompt/budget-error.ts";
+import { buildRequest, exactCounter, type BuiltRequest } from "../prompt/builder.ts";
 import { writeManifest, recordUsage } from "../prompt/manifest.ts";
+import { shortenHeadTail } from "../prompt/shorten.ts";
 import type { WorkingState } from "../state/schema.ts";
 import { parsePromotions, promotionSummaryRegions, type Promotion } from "./promotion.ts";
+
+/** The summary rules ask for at most this much; a longer previous summary is cut head+tail before it is extended. */
+const PREVIOUS_SUMMARY_MAX_TOKENS = 1500;
 
 export interface ModelSummarizerOptions {
   model: ModelClient;
@@ -31,11 +40,22 @@ export interface ModelSummarizerOptions {
   onFallback: (message: string) => void;
 }
 
+interface FoldPart {
+  turns: readonly Turn[];
+  index: number;
+  /** The whole fold, for the `split_fold` step of a part's manifest. */
+  whole: { first: number; last: number; tokens: number } | undefined;
+}
+
+function span(turns: readonly Turn[]): string {
+  return `${turns[0]?.turn}–${turns.at(-1)?.turn}`;
+}
+
 export class ModelSummarizer implements Summarizer {
   private readonly fallback = new ExtractiveSummarizer();
   private usedFallback = false;
 
-  /** Read after each fold for its record: "model", or the fallback's name when the model call failed. */
+  /** Read after each fold for its record: "model", or the fallback's name when any part fell back. */
   get name(): string {
     return this.usedFallback ? this.fallback.name : "model";
   }
@@ -43,16 +63,50 @@ export class ModelSummarizer implements Summarizer {
   constructor(private readonly options: ModelSummarizerOptions) {}
 
   async summarize(previousSummary: string, evictedTurns: readonly Turn[], signal?: AbortSignal): Promise<string> {
-    const { model, settings, sessionId, sessionDir } = this.options;
-    const first = evictedTurns[0];
-    const last = evictedTurns.at(-1);
+    this.usedFallback = false;
+    const state = await this.options.readState();
+    const count = await exactCounter();
+    const cap = Math.min(PREVIOUS_SUMMARY_MAX_TOKENS, Math.floor(this.options.settings.maxContextTokens / 4));
+    const previous = shortenHeadTail(previousSummary, cap, count).text;
+    return this.foldPart(previous, { turns: evictedTurns, index: 0, whole: undefined }, state, signal);
+  }
+
+  /** Folds `part` into `previous`: one request when it fits whole, else its halves in turn. */
+  private async foldPart(previous: string, part: FoldPart, state: WorkingState | undefined, signal?: AbortSignal): Promise<string> {
+    let built: BuiltRequest;
+    try {
+      built = await this.build(previous, part.turns, state);
+    } catch (error) {
+      if (!(error instanceof BudgetExceededError)) throw error;
+      return this.fallBack(previous, part.turns, `the summary request does not fit the budget: ${error.message}`, signal);
+    }
+    const cutTurns = built.manifest.cutoff_steps.some((s) => s.step === "shorten_evicted_turns");
+    if (cutTurns && part.turns.length > 1) {
+      const whole = part.whole ?? { first: part.turns[0]?.turn ?? 0, last: part.turns.at(-1)?.turn ?? 0, tokens: built.manifest.cutoff_steps[0]?.tokens_before ?? built.manifest.total_tokens };
+      const half = Math.ceil(part.turns.length / 2);
+      const first = await this.foldPart(previous, { turns: part.turns.slice(0, half), index: part.index * 2, whole }, state, signal);
+      return this.foldPart(first, { turns: part.turns.slice(half), index: part.index * 2 + 1, whole }, state, signal);
+    }
+    if (part.whole) {
+      built.manifest.cutoff_steps.unshift({
+        step: "split_fold",
+        detail: `turns ${span(part.turns)} of the fold of turns ${part.whole.first}–${part.whole.last}, sent as a request of its own: the whole fold did not fit the budget`,
+        tokens_before: part.whole.tokens,
+        tokens_after: built.manifest.total_tokens,
+      });
+    }
+    return this.send(built, previous, part.turns, signal);
+  }
+
+  private async build(previousSummary: string, turns: readonly Turn[], state: WorkingState | undefined): Promise<BuiltRequest> {
+    const { settings, sessionId } = this.options;
+    const first = turns[0];
     const known = this.options.currentSummary();
     const previous =
       previousSummary === "" || !first
         ? undefined
-        : { text: previousSummary, fromTurn: known?.fromTurn ?? first.turn, throughTurn: known?.throughTurn ?? first.turn - 1 };
-    const state = await this.options.readState();
-    const built = await buildRequest({
+        : { text: previousSummary, fromTurn: known?.fromTurn ?? first.turn, throughTurn: first.turn - 1 };
+    return buildRequest({
       settings,
       sessionId,
       turn: this.options.currentTurn(),
@@ -60,12 +114,15 @@ export class ModelSummarizer implements Summarizer {
       regions: promotionSummaryRegions(),
       sources: state ? { state } : {},
       memory: { summary: previous, turns: [], workingSet: [], overflowPolicy: "fifo", touchedFiles: [], touchedSymbols: [], events: [] },
-      evictedTurns,
+      evictedTurns: turns,
     });
-    const manifestPath = await writeManifest(sessionDir, built.manifest);
+  }
+
+  private async send(built: BuiltRequest, previousSummary: string, turns: readonly Turn[], signal?: AbortSignal): Promise<string> {
+    const manifestPath = await writeManifest(this.options.sessionDir, built.manifest);
     let text = "";
     let failure: string | undefined;
-    for await (const event of model.stream(built.request, signal)) {
+    for await (const event of this.options.model.stream(built.request, signal)) {
       if (event.type === "text_delta") text += event.delta;
       else if (event.type === "completed") {
         text = event.text || text;
@@ -73,12 +130,16 @@ export class ModelSummarizer implements Summarizer {
       } else if (event.type === "error") failure = event.message;
     }
     const { summary, promotions } = parsePromotions(text);
-    this.usedFallback = failure !== undefined || summary === "";
-    if (!this.usedFallback) {
-      if (promotions.length > 0) await this.options.promote(promotions);
-      return summary;
+    if (failure !== undefined || summary === "") {
+      return this.fallBack(previousSummary, turns, `the summary request failed (${failure ?? "empty answer"})`, signal);
     }
-    this.options.onFallback(`the summary request failed (${failure ?? "empty answer"}); folded turns ${first?.turn}–${last?.turn} with the offline summarizer instead`);
-    return this.fallback.summarize(previousSummary, evictedTurns, signal);
+    if (promotions.length > 0) await this.options.promote(promotions);
+    return summary;
+  }
+
+  private fallBack(previousSummary: string, turns: readonly Turn[], why: string, signal?: AbortSignal): Promise<string> {
+    this.usedFallback = true;
+    this.options.onFallback(`${why}; folded turns ${span(turns)} with the offline summarizer instead`);
+    return this.fallback.summarize(previousSummary, turns, signal);
   }
 }

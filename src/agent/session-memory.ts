@@ -1,23 +1,39 @@
 /**
  * Opening a session's short-term memory: a new transcript id, or the latest / a named session
- * rebuilt from its transcript (window, summary, working set, touched files).
+ * rebuilt from its transcript (window, summary, working set, touched files). A resumed session is
+ * locked for this process's lifetime (ADR 0072); when another process holds it past the policy's
+ * wait, or its transcript cannot be read, the message goes to a fork instead, and the notices say so.
  */
 import type { WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
 import { ShortTermMemory } from "../memory/short-term.ts";
-import { latestSession, openSession, type SessionTranscript } from "../session/transcript.ts";
+import { damageNotice, setAsideUnreadable } from "../session/damaged-lines.ts";
+import { forkSession } from "../session/session-fork.ts";
+import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
+import { findSession, latestSession, openSession, readSession, UnreadableTranscriptError, type SessionRef, type SessionTranscript } from "../session/transcript.ts";
+import type { TranscriptRecord } from "../session/transcript-schema.ts";
+import { describeRenumbering } from "../session/turn-order.ts";
+import type { HeldLock } from "../state/lock.ts";
 import { UsageError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
+import type { NoticeCode } from "./events.ts";
 
 export type ResumeTarget = { kind: "new" } | { kind: "latest" } | { kind: "id"; id: string };
+
+export interface SessionNotice {
+  message: string;
+  code?: NoticeCode;
+}
 
 export interface OpenedMemory {
   sessionId: string;
   /** Undefined for a new session until its first message (no empty transcripts). */
   transcript: SessionTranscript | undefined;
+  /** This process's lock on the transcript; undefined for a new session until its first message. */
+  lock: HeldLock | undefined;
   memory: ShortTermMemory;
   resumed: boolean;
-  notices: string[];
+  notices: SessionNotice[];
 }
 
 export function memoryOptions(settings: Settings, countTokens: (text: string) => number) {
@@ -30,49 +46,119 @@ export function memoryOptions(settings: Settings, countTokens: (text: string) =>
   };
 }
 
-export function openSessionMemory(
+export function newSessionId(): string {
+  return randomBytes(4).toString("hex");
+}
+
+function resumeRef(paths: WorkspacePaths, target: Exclude<ResumeTarget, { kind: "new" }>): SessionRef {
+  if (target.kind === "id") return findSession(paths, target.id);
+  const latest = latestSession(paths);
+  if (!latest) {
+    throw new UsageError(`no session to continue in ${paths.sessionsDir}`, {
+      hint: "Start one with 'valarmind chat' or 'valarmind chat -p MESSAGE' (without --continue).",
+    });
+  }
+  return latest;
+}
+
+export async function openSessionMemory(
   paths: WorkspacePaths,
   settings: Settings,
   target: ResumeTarget,
   countTokens: (text: string) => number,
-): OpenedMemory {
+  busy: BusySessionPolicy = { waitMs: 0 },
+): Promise<OpenedMemory> {
   if (target.kind === "new") {
-    return {
-      sessionId: randomBytes(4).toString("hex"),
-      transcript: undefined,
-      memory: new ShortTermMemory(memoryOptions(settings, countTokens)),
-      resumed: false,
-      notices: [],
-    };
+    return { sessionId: newSessionId(), transcript: undefined, lock: undefined, memory: new ShortTermMemory(memoryOptions(settings, countTokens)), resumed: false, notices: [] };
   }
-  let id: string;
-  if (target.kind === "latest") {
-    const latest = latestSession(paths);
-    if (!latest) {
-      throw new UsageError(`no session to continue in ${paths.sessionsDir}`, {
-        hint: "Start one with 'valarmind chat' or 'valarmind chat -p MESSAGE' (without --continue).",
-      });
+  const ref = resumeRef(paths, target);
+  const locked = await lockSession(paths, ref.id, busy);
+  if (locked.kind === "busy") {
+    // Read only: the holder may be mid-write, so nothing in its file is touched.
+    const records = readForFork(ref.file);
+    const why = `it was in use by another valarmind (${locked.holder})`;
+    const fork = await openFork(paths, settings, countTokens, { id: ref.id, records }, why);
+    fork.notices.unshift({
+      message: `session ${ref.id} is in use by another valarmind (${locked.holder}); this message goes to a new session ${fork.sessionId} forked from it`,
+      code: "session_forked",
+    });
+    return fork;
+  }
+  try {
+    return resumeLocked(paths, settings, ref, countTokens, locked.lock);
+  } catch (error) {
+    if (!(error instanceof UnreadableTranscriptError)) {
+      await releaseSessionLock(locked.lock);
+      throw error;
     }
-    id = latest.id;
-  } else {
-    id = target.id;
+    const aside = setAsideUnreadable(ref.file);
+    await releaseSessionLock(locked.lock);
+    const fork = await openFork(paths, settings, countTokens, { id: ref.id, records: error.records }, `${error.why}; the file was moved to ${aside}`);
+    fork.notices.unshift({
+      message: `${ref.file}: ${error.why}, so session ${ref.id} cannot be continued; it was moved to ${aside} and this message goes to a new session ${fork.sessionId}`,
+      code: "transcript_damaged",
+    });
+    return fork;
   }
-  const { session, read } = openSession(paths, id);
-  const notices: string[] = [];
-  if (read.tornTail !== undefined) notices.push(`${session.file}: the last line was incomplete (a crash mid-write); it was kept in a note record`);
-  let memory = ShortTermMemory.fromRecords(read.records, memoryOptions(settings, countTokens));
+}
+
+function readForFork(file: string): TranscriptRecord[] {
+  try {
+    return readSession(file).records;
+  } catch (error) {
+    if (error instanceof UnreadableTranscriptError) return error.records;
+    throw error;
+  }
+}
+
+async function openFork(
+  paths: WorkspacePaths,
+  settings: Settings,
+  countTokens: (text: string) => number,
+  from: { id: string; records: readonly TranscriptRecord[] },
+  why: string,
+): Promise<OpenedMemory> {
+  const id = newSessionId();
+  const forkLock = await lockSession(paths, id, { waitMs: 0 });
+  const fork = forkSession(paths, { model: settings.model, cwd: paths.root, id }, from, why);
+  return {
+    sessionId: id,
+    transcript: fork.transcript,
+    lock: forkLock.kind === "held" ? forkLock.lock : undefined,
+    memory: ShortTermMemory.fromRecords(fork.records, memoryOptions(settings, countTokens)),
+    resumed: true,
+    notices: [],
+  };
+}
+
+function resumeLocked(paths: WorkspacePaths, settings: Settings, ref: SessionRef, countTokens: (text: string) => number, lock: HeldLock): OpenedMemory {
+  const { session, read, newlyDamaged } = openSession(paths, ref);
+  const notices: SessionNotice[] = [];
+  if (read.tornTail !== undefined) notices.push({ message: `${session.file}: the last line was incomplete (a crash mid-write); it was kept in a note record` });
+  if (newlyDamaged.length > 0) notices.push({ message: damageNotice(session.file, newlyDamaged, true), code: "transcript_damaged" });
+  let records = read.records;
+  if (read.renumbered.length > 0) {
+    const text = `turns written by two processes at once, renumbered when read: ${describeRenumbering(read.renumbered)}`;
+    // Told once: the note records that this renumbering was reported (the file itself is unchanged).
+    if (!records.some((r) => r.kind === "note" && r.what === "turns_renumbered" && r.text === text)) {
+      records = [...records, ...session.append({ kind: "note", what: "turns_renumbered", text })];
+      session.sync();
+      notices.push({ message: `${session.file}: ${text}; every message is kept` });
+    }
+  }
+  let memory = ShortTermMemory.fromRecords(records, memoryOptions(settings, countTokens));
   const pending = memory.pending;
   if (pending) {
-    notices.push(`turn ${pending.turn} ("${pending.user.slice(0, 60)}") never finished; its message is in the transcript — send it again to retry`);
+    notices.push({ message: `turn ${pending.turn} ("${pending.user.slice(0, 60)}") never finished; its message is in the transcript — send it again to retry` });
     // Closed now as a failed turn, so this process and every later resume rebuild the same window
     // (left open, it would be missing from the next request but back in the one after a resume).
-    const steps = read.records.reduce((n, r) => ((r.kind === "assistant" || r.kind === "tool_call") && r.turn === pending.turn ? Math.max(n, r.step) : n), 0);
+    const steps = records.reduce((n, r) => ((r.kind === "assistant" || r.kind === "tool_call") && r.turn === pending.turn ? Math.max(n, r.step) : n), 0);
     const closing = session.append([
       { kind: "note", turn: pending.turn, what: "error:interrupted", text: "the process ended before this turn finished" },
       { kind: "turn_end", turn: pending.turn, steps, stop_reason: "error" },
     ]);
     session.sync();
-    memory = ShortTermMemory.fromRecords([...read.records, ...closing], memoryOptions(settings, countTokens));
+    memory = ShortTermMemory.fromRecords([...records, ...closing], memoryOptions(settings, countTokens));
   }
-  return { sessionId: session.id, transcript: session, memory, resumed: true, notices };
+  return { sessionId: session.id, transcript: session, lock, memory, resumed: true, notices };
 }

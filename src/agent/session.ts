@@ -17,7 +17,9 @@ import { buildRequest, exactCounter } from "../prompt/builder.ts";
 import { readGitInfo } from "../prompt/git-info.ts";
 import { readInstructionFiles, refusedInstructionNotice } from "../prompt/instruction-files.ts";
 import { recordUsage, writeManifest } from "../prompt/manifest.ts";
+import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
 import { createSession, type SessionTranscript } from "../session/transcript.ts";
+import type { HeldLock } from "../state/lock.ts";
 import { StateStore } from "../state/store.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
@@ -28,7 +30,7 @@ import type { AgentEvent } from "./events.ts";
 import { ModelSummarizer } from "./model-summarizer.ts";
 import { applyPromotions } from "./promotion.ts";
 import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "./state-snapshot.ts";
-import { openSessionMemory, type ResumeTarget } from "./session-memory.ts";
+import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNotice } from "./session-memory.ts";
 import { toolMemory, type ToolMemory } from "./tool-memory.ts";
 import { recordTurnInMemory } from "./turn-memory.ts";
 import { runTurnLoop, type BuiltStep, type TurnLoopDeps } from "./turn-loop.ts";
@@ -42,6 +44,11 @@ export interface AgentSessionOptions {
   resume: ResumeTarget;
   /** Overrides the model-backed summarizer (tests, offline runs). */
   summarizer?: Summarizer;
+  /**
+   * When the session to resume is in use by another process: wait up to `waitMs` (headless
+   * `--continue`), then fork. Default: fork at once (the REPL), ADR 0072.
+   */
+  busySession?: BusySessionPolicy;
 }
 
 export interface LastRequestInfo {
@@ -60,11 +67,15 @@ export class AgentSession {
   readonly tools: ToolRegistry;
   readonly state: StateStore;
   readonly resumed: boolean;
-  /** Told at open: a recovered torn line, an unfinished turn. */
+  /** Told at open: a recovered torn line, an unfinished turn, damaged lines, a fork. */
   readonly openNotices: string[];
+  /** The same, with their notice codes (for `--json`). */
+  readonly openNoticeEvents: SessionNotice[];
   lastRequest: LastRequestInfo | undefined;
   sessionTokens = 0;
   private transcript: SessionTranscript | undefined;
+  /** Held from the first write (or the resume) to close: one writer per session (ADR 0072). */
+  private lock: HeldLock | undefined;
   private busy = false;
   private readonly summarizer: Summarizer;
   private readonly model: ModelClient;
@@ -73,17 +84,18 @@ export class AgentSession {
   /** Refused instruction files already told this session (the manifest records them every call). */
   private readonly toldRefusals = new Set<string>();
 
-  private constructor(options: AgentSessionOptions, count: (text: string) => number) {
-    this.paths = workspacePaths(options.root);
+  private constructor(options: AgentSessionOptions, paths: WorkspacePaths, count: (text: string) => number, opened: OpenedMemory) {
+    this.paths = paths;
     this.settings = options.settings;
     this.model = options.model;
     this.count = count;
-    const opened = openSessionMemory(this.paths, options.settings, options.resume, count);
     this.sessionId = opened.sessionId;
     this.transcript = opened.transcript;
+    this.lock = opened.lock;
     this.memory = opened.memory;
     this.resumed = opened.resumed;
-    this.openNotices = opened.notices;
+    this.openNoticeEvents = opened.notices;
+    this.openNotices = opened.notices.map((notice) => notice.message);
     this.state = new StateStore(this.paths);
     this.tools = createToolRegistry({
       root: options.root,
@@ -92,6 +104,7 @@ export class AgentSession {
       approvals: createApprovalGate({ mode: options.settings.approvals, interactive: options.interactive }),
       stateStore: this.state,
       countTokens: count,
+      outputDir: `${this.paths.sessionsDir}/${this.sessionId}/outputs`,
     });
     this.summarizer =
       options.summarizer ??
@@ -110,7 +123,9 @@ export class AgentSession {
 
   static async open(options: AgentSessionOptions): Promise<AgentSession> {
     const count = await exactCounter();
-    return new AgentSession(options, count);
+    const paths = workspacePaths(options.root);
+    const opened = await openSessionMemory(paths, options.settings, options.resume, count, options.busySession);
+    return new AgentSession(options, paths, count, opened);
   }
 
   get transcriptPath(): string | undefined {
@@ -151,8 +166,11 @@ export class AgentSession {
     return channel;
   }
 
-  private ensureTranscript(emit: (event: AgentEvent) => void): SessionTranscript {
+  private async ensureTranscript(emit: (event: AgentEvent) => void): Promise<SessionTranscript> {
     if (this.transcript) return this.transcript;
+    // A new random id: nobody else can hold it, so this never waits.
+    const locked = await lockSession(this.paths, this.sessionId, { waitMs: 0 });
+    if (locked.kind === "held") this.lock = locked.lock;
     this.transcript = createSession(this.paths, { model: this.settings.model, cwd: this.paths.root, id: this.sessionId });
     emit({ type: "session_start", sessionId: this.sessionId, transcriptPath: this.transcript.file, resumed: false });
     return this.transcript;
@@ -163,7 +181,7 @@ export class AgentSession {
   }
 
   private async runTurn(text: string, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<void> {
-    const transcript = this.ensureTranscript(emit);
+    const transcript = await this.ensureTranscript(emit);
     const turn = this.memory.lastTurn + 1;
     const startedAt = new Date();
     this.memory.workingSet.setTurn(turn);
@@ -296,7 +314,15 @@ export class AgentSession {
     // After an abort the model is not asked again: the offline summarizer folds instead.
     const summarizer = signal.aborted ? new ExtractiveSummarizer() : this.summarizer;
     const before = this.memory.window.size;
-    const fold = await this.memory.slide(summarizer, signal.aborted ? undefined : signal);
+    let fold: Awaited<ReturnType<ShortTermMemory["slide"]>>;
+    try {
+      fold = await this.memory.slide(summarizer, signal.aborted ? undefined : signal);
+    } catch (error) {
+      // A fold never fails a turn (issue 10): whatever went wrong, the offline summarizer folds.
+      if (signal.aborted) throw error;
+      this.pendingNotices.push(`folding the window failed (${error instanceof Error ? error.message : String(error)}); folded with the offline summarizer instead`);
+      fold = await this.memory.slide(new ExtractiveSummarizer());
+    }
     if (fold?.kind !== "summary") return false;
     transcript.append(fold);
     emit({ type: "window_slid", foldedTurns: before - this.memory.window.size, summaryTokens: fold.tokens ?? this.count(fold.text) });
@@ -349,5 +375,10 @@ export class AgentSession {
 
   async close(): Promise<void> {
     this.transcript?.close();
+    const lock = this.lock;
+    this.lock = undefined;
+    const failed = await releaseSessionLock(lock);
+    // Not fatal: a lock left behind names this (ended) pid, so the next writer takes it over.
+    if (failed !== undefined) trace(`session ${this.sessionId}: could not release its lock: ${failed}`);
   }
 }

@@ -6,6 +6,8 @@
 import { Command, CommanderError } from "commander";
 import pkg from "../../package.json" with { type: "json" };
 import { reportFailure } from "./report-failure.ts";
+import { endQuietlyWhenStdoutCloses } from "./stdout-closed.ts";
+import { UsageError } from "../errors.ts";
 import { trace } from "../trace.ts";
 import { registerInit } from "./commands/init.ts";
 import { registerState } from "./commands/state.ts";
@@ -16,6 +18,7 @@ import { registerSessions } from "./commands/sessions.ts";
 import { registerTrust } from "./commands/trust.ts";
 
 trace("main: modules loaded");
+endQuietlyWhenStdoutCloses();
 const program = new Command();
 program
   .name("valarmind")
@@ -27,7 +30,14 @@ program
 
 program.hook("preAction", (thisCommand) => {
   const dir = thisCommand.opts<{ cwd?: string }>().cwd;
-  if (dir) process.chdir(dir);
+  if (dir === undefined) return;
+  try {
+    process.chdir(dir);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const why = code === "ENOENT" ? "no such directory" : code === "ENOTDIR" ? "not a directory" : code === "EACCES" ? "permission denied" : String(code);
+    throw new UsageError(`-C ${dir}: cannot change into it (${why})`, { hint: "Pass an existing directory to -C / --cwd." });
+  }
 });
 
 registerInit(program);

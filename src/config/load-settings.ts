@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Value } from "@sinclair/typebox/value";
+import { Value, type ValueError } from "@sinclair/typebox/value";
 import { describeError, UsageError } from "../errors.ts";
 import { userConfigDir } from "./user-config-dir.ts";
 import { SettingsSchema, type PartialSettings, type Settings } from "./settings-schema.ts";
@@ -23,6 +23,20 @@ export function userConfigPath(): string {
 
 export function projectConfigPath(root: string): string {
   return join(root, ".valarmind", "config.json");
+}
+
+/** The literals a union-of-literals schema allows (`approvals`, `sandbox`, …), else undefined. */
+function allowedLiterals(schema: unknown): unknown[] | undefined {
+  const anyOf = (schema as { anyOf?: unknown } | undefined)?.anyOf;
+  if (!Array.isArray(anyOf)) return undefined;
+  const literals = anyOf.map((member) => (member as { const?: unknown }).const);
+  return literals.every((v) => v !== undefined) ? literals : undefined;
+}
+
+/** What a value should have been: the allowed values for a union of literals, else TypeBox's words. */
+function expected(error: ValueError): string {
+  const literals = allowedLiterals(error.schema);
+  return literals ? `must be one of ${literals.map((v) => JSON.stringify(v)).join(", ")}` : error.message;
 }
 
 function readLayer(file: string): PartialSettings {
@@ -38,7 +52,7 @@ function readLayer(file: string): PartialSettings {
   const errors = [...Value.Errors(PartialSchema, parsed)];
   const first = errors[0];
   if (first) {
-    throw new UsageError(`${file}: ${first.path || "/"} ${first.message}`, {
+    throw new UsageError(`${file}: ${first.path || "/"} ${expected(first)} (got ${JSON.stringify(first.value)})`, {
       hint: "See docs/configuration.md for the settings and their types.",
     });
   }
@@ -53,17 +67,34 @@ function envInt(name: string): number | undefined {
   return n;
 }
 
+/** Each environment variable and the setting it sets. */
+const ENV_SETTINGS = [
+  ["VALARMIND_MODEL", "model"],
+  ["OPENAI_BASE_URL", "baseURL"],
+  ["VALARMIND_REASONING_EFFORT", "reasoningEffort"],
+  ["VALARMIND_APPROVALS", "approvals"],
+  ["VALARMIND_SANDBOX", "sandbox"],
+] as const satisfies readonly (readonly [string, keyof Settings])[];
+
+/** The environment's settings, each checked on its own so that an error names the variable. */
 function envLayer(): PartialSettings {
   const layer: Record<string, unknown> = {};
-  if (process.env.VALARMIND_MODEL) layer.model = process.env.VALARMIND_MODEL;
-  if (process.env.OPENAI_BASE_URL) layer.baseURL = process.env.OPENAI_BASE_URL;
-  if (process.env.VALARMIND_REASONING_EFFORT) layer.reasoningEffort = process.env.VALARMIND_REASONING_EFFORT;
-  if (process.env.VALARMIND_APPROVALS) layer.approvals = process.env.VALARMIND_APPROVALS;
-  if (process.env.VALARMIND_SANDBOX) layer.sandbox = process.env.VALARMIND_SANDBOX;
+  for (const [name, key] of ENV_SETTINGS) {
+    const raw = process.env[name];
+    if (raw) layer[key] = raw;
+  }
   const max = envInt("MAX_CONTEXT_TOKENS");
   if (max !== undefined) layer.maxContextTokens = max;
   const turns = envInt("SHORT_BUFFER_TURNS");
   if (turns !== undefined) layer.shortBufferTurns = turns;
+  const first = [...Value.Errors(PartialSchema, layer)][0];
+  if (first) {
+    const key = first.path.split("/")[1] ?? "";
+    const name = ENV_SETTINGS.find(([, k]) => k === key)?.[0] ?? { maxContextTokens: "MAX_CONTEXT_TOKENS", shortBufferTurns: "SHORT_BUFFER_TURNS" }[key] ?? key;
+    throw new UsageError(`environment variable ${name}=${JSON.stringify(first.value)} (setting ${key}): ${expected(first)}`, {
+      hint: `Set ${name} to an allowed value, or unset it; docs/configuration.md lists the settings.`,
+    });
+  }
   return layer as PartialSettings;
 }
 
@@ -135,7 +166,7 @@ export function resolveSettings(root: string, flags: PartialSettings = {}, optio
   } as Settings;
   const first = [...Value.Errors(SettingsSchema, merged)][0];
   if (first) {
-    throw new UsageError(`settings: ${first.path} ${first.message} (got ${JSON.stringify(first.value)})`, {
+    throw new UsageError(`settings: ${first.path} ${expected(first)} (got ${JSON.stringify(first.value)})`, {
       hint: "Check the environment variables and flags; docs/configuration.md lists the settings.",
     });
   }

@@ -190,6 +190,20 @@ export function streamCutError(eventsSeen: number, cause: string | undefined, ct
   );
 }
 
+/**
+ * The server answered 200 but not with Server-Sent Events (an HTML page, a JSON body from another
+ * API): no event at all arrived and the transport ended cleanly. Retrying the same URL will not help.
+ */
+export function notResponsesApiError(ctx: ErrorContext): ModelErrorEvent {
+  const url = `${ctx.baseURL}${ctx.endpoint ?? "/responses"}`;
+  return error(
+    "bad_request",
+    `${url} answered, but not with a Responses API event stream (no events; an HTML page or another API?). ` +
+      "It is not an OpenAI Responses API server: check OPENAI_BASE_URL / settings.baseURL (usually ending in /v1).",
+    false,
+  );
+}
+
 export function abortedError(): ModelErrorEvent {
   return error("aborted", "The request was cancelled before the model finished.", false);
 }

@@ -8,7 +8,7 @@
  * after a terminal event (`response.completed|incomplete|failed`, `error`) nothing more is emitted.
  * Event kinds it does not know (`keepalive`, `content_part.*`, annotations, future kinds) are ignored.
  */
-import { streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
+import { notResponsesApiError, streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
 import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
 
 type Json = Record<string, unknown>;
@@ -221,6 +221,8 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
     end(cause) {
       if (finished) return [];
       finished = true;
+      // Nothing parsed and no transport error: the body was not an event stream at all.
+      if (eventCount === 0 && cause === undefined) return [notResponsesApiError(ctx)];
       return [streamCutError(eventCount, cause, ctx)];
     },
     get finished() {

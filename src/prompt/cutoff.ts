@@ -2,19 +2,25 @@
  * The cutoff policy (MAX_CONTEXT_TOKENS). When a request is over budget, in this order:
  *   1. trim_state: the state projection, already TOON within its 750-token cap, is trimmed to
  *      its 250-token floor (most relevant items kept: blockers, active tasks, latest decisions);
- *   2. fold_window: the oldest window block is folded into the rolling summary, block by block;
+ *   2. fold_window: the oldest window block is folded into the rolling summary, block by block
+ *      (a summarizer that fails folds with the offline one instead: a fold never fails a turn);
  *   3. evict_working_set: working-set items go by the overflow policy (SUMMARIZE condenses);
- *   4. shorten_tool_outputs: function outputs are cut head+tail, halving the cap each round.
- * Core rules, tools and the current task are never cut; if what remains still does not fit,
- * the build fails with a `BudgetExceededError` that names the largest pieces.
+ *   4. shorten_tool_outputs: function outputs are cut head+tail, halving the cap each round;
+ *   then the last resort (cutoff-last-resort.ts): the volatile context, the summary, the state and
+ *   finally the user's own message, head+tail. Summary requests first cut long texts inside the
+ *   turns being folded (shorten_evicted_turns).
+ * Core rules, tools and instruction files are never cut; if they, framing and the smallest cut of
+ * the message do not fit, the build fails with a `BudgetExceededError` that names the largest pieces.
  * Every step works on a copy of the context and is recorded: the manifest lists the steps and
  * everything dropped, and `changes` tells the caller what to make permanent.
  */
 import type { MemoryChanges } from "../memory/short-term.ts";
-import { foldTurns, type Summarizer } from "../memory/summary.ts";
+import { ExtractiveSummarizer, foldTurns, type RollingSummary, type Summarizer } from "../memory/summary.ts";
+import type { Turn } from "../memory/turn.ts";
 import { WorkingSet, type WorkingSetEvent } from "../memory/working-set.ts";
 import { STATE_TOKEN_FLOOR } from "../state/projection.ts";
 import { BudgetExceededError } from "./budget-error.ts";
+import { applyLastResort, MIN_CUT_TOKENS, over, shortenEvictedTurns, tokensOf, type CutoffRun } from "./cutoff-last-resort.ts";
 import type { CutoffStep, DroppedItem } from "./manifest-schema.ts";
 import type { Pass } from "./render-pass.ts";
 import type { Count } from "./request-assembly.ts";
@@ -43,78 +49,114 @@ export interface CutoffResult {
   workingSetEvents: WorkingSetEvent[];
 }
 
-function tokensOf(pass: Pass, id: string): number {
-  return pass.pieces.find((p) => p.id === id)?.tokens ?? 0;
-}
-
 function largest(pass: Pass): Array<{ id: string; tokens: number }> {
   return [...pass.pieces].sort((a, b) => b.tokens - a.tokens).slice(0, 5).map((p) => ({ id: p.id, tokens: p.tokens }));
 }
 
-/** Tokens nothing can remove: tools, required pieces except this turn's tool steps, framing. */
+/** Required pieces the cutoff may still shorten head+tail (never below MIN_CUT_TOKENS). */
+const CUTTABLE_REQUIRED = new Set(["task:message", "evicted_turns"]);
+
+/**
+ * Tokens nothing can remove: tools, required pieces (the user's message and the turns being
+ * folded at their smallest cut; not this turn's tool steps), framing.
+ */
 function floorTokens(pass: Pass): number {
   const fixed = pass.pieces.filter((p) => p.placement === "tools" || (p.required && p.type !== "task_step"));
-  return fixed.reduce((n, p) => n + p.tokens, 0) + (pass.total - pass.itemTokens);
+  const tokens = fixed.reduce((n, p) => n + (CUTTABLE_REQUIRED.has(p.id) ? Math.min(p.tokens, MIN_CUT_TOKENS * 2) : p.tokens), 0);
+  return tokens + (pass.total - pass.itemTokens);
+}
+
+/** Folds `block`; when the summarizer fails (not an abort), the offline one folds instead, and says why. */
+async function foldSafely(previous: RollingSummary | undefined, block: readonly Turn[], summarizer: Summarizer, signal?: AbortSignal): Promise<{ summary: RollingSummary; name: string; note: string }> {
+  try {
+    const summary = await foldTurns(previous, block, summarizer, signal);
+    return { summary, name: summarizer.name, note: "" };
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    const fallback = new ExtractiveSummarizer();
+    const summary = await foldTurns(previous, block, fallback);
+    return { summary, name: fallback.name, note: `; ${summarizer.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/**
+ * Step 1 runs before it is known what folding frees; once the request fits, the state gets back as
+ * much of its cap as the headroom allows (its facts outrank the turns that were folded).
+ */
+async function restoreState(run: CutoffRun, cap: number): Promise<void> {
+  if (over(run) || run.ctx.stateCap >= cap || !run.ctx.state) return;
+  const trimmed = run.ctx.stateCap;
+  const stateTokens = tokensOf(run.pass, "working_state") + tokensOf(run.pass, "working_state_changes");
+  const headroom = run.budget - run.pass.total;
+  const candidate = Math.min(cap, trimmed + headroom);
+  if (candidate <= trimmed) return;
+  const before = run.pass.total;
+  const ctx = { ...run.ctx, stateCap: candidate };
+  const pass = await run.rerender(ctx);
+  if (pass.total > run.budget || stateTokens === 0) return;
+  run.ctx = ctx;
+  run.pass = pass;
+  run.steps.push({ step: "restore_state", detail: `state projection cap ${trimmed} → ${candidate} tokens: later steps left room`, tokens_before: before, tokens_after: pass.total });
 }
 
 export async function applyCutoff(input: CutoffInput): Promise<CutoffResult> {
   const { budget, count, summarizer } = input;
-  let ctx = input.ctx;
-  let pass = input.first;
-  const steps: CutoffStep[] = [];
-  const dropped: DroppedItem[] = [];
+  const run: CutoffRun = { ctx: input.ctx, pass: input.first, budget, rerender: input.rerender, count, steps: [], dropped: [] };
+  const { steps, dropped } = run;
   const changes: MemoryChanges = {};
   const workingSetEvents: WorkingSetEvent[] = [];
-  const over = () => pass.total > budget;
   const record = (step: CutoffStep["step"], detail: string, before: number) =>
-    steps.push({ step, detail, tokens_before: before, tokens_after: pass.total });
+    steps.push({ step, detail, tokens_before: before, tokens_after: run.pass.total });
 
-  const floor = floorTokens(pass);
+  const floor = floorTokens(run.pass);
   if (floor > budget) {
-    throw new BudgetExceededError("the core rules, the tools and the current message", floor, budget, largest(pass));
+    throw new BudgetExceededError("the core rules, the tools and the current message", floor, budget, largest(run.pass));
   }
 
   // 1. State: down from its cap to its floor.
-  if (over() && pass.pieces.some((p) => p.type === "working_state") && ctx.stateCap > STATE_TOKEN_FLOOR) {
-    const before = pass.total;
-    const cap = ctx.stateCap;
-    ctx = { ...ctx, stateCap: STATE_TOKEN_FLOOR };
-    pass = await input.rerender(ctx);
+  if (over(run) && run.pass.pieces.some((p) => p.type === "working_state") && run.ctx.stateCap > STATE_TOKEN_FLOOR) {
+    const before = run.pass.total;
+    const cap = run.ctx.stateCap;
+    run.ctx = { ...run.ctx, stateCap: STATE_TOKEN_FLOOR };
+    run.pass = await input.rerender(run.ctx);
     record("trim_state", `state projection cap ${cap} → ${STATE_TOKEN_FLOOR} tokens`, before);
   }
 
+  // Summary requests: a giant paste among the turns being folded is cut before anything else.
+  await shortenEvictedTurns(run);
+
   // 2. Window: fold the oldest block into the summary, one block at a time.
-  while (over() && ctx.turns.length > 0) {
-    const block = ctx.turns.slice(0, input.windowBlockTurns);
+  while (over(run) && run.ctx.turns.length > 0) {
+    const block = run.ctx.turns.slice(0, input.windowBlockTurns);
     const last = block.at(-1);
     const first = block[0];
     if (!last || !first) break;
-    const before = pass.total;
-    const summary = await foldTurns(ctx.summary, block, summarizer, input.signal);
+    const before = run.pass.total;
+    const { summary, name, note } = await foldSafely(run.ctx.summary, block, summarizer, input.signal);
     summary.tokens = count(summary.text);
     for (const turn of block) {
-      dropped.push({ id: `turn:${turn.turn}`, tokens: tokensOf(pass, `turn:${turn.turn}`), reason: "folded_into_summary", detail: `folded into the rolling summary (${summarizer.name})` });
+      dropped.push({ id: `turn:${turn.turn}`, tokens: tokensOf(run.pass, `turn:${turn.turn}`), reason: "folded_into_summary", detail: `folded into the rolling summary (${name})` });
     }
-    ctx = { ...ctx, turns: ctx.turns.slice(block.length), summary };
-    changes.fold = { summary, throughTurn: last.turn, summarizer: summarizer.name };
-    pass = await input.rerender(ctx);
-    record("fold_window", `turns ${first.turn}–${last.turn} folded into the summary (${summarizer.name})`, before);
+    run.ctx = { ...run.ctx, turns: run.ctx.turns.slice(block.length), summary };
+    changes.fold = { summary, throughTurn: last.turn, summarizer: name };
+    run.pass = await input.rerender(run.ctx);
+    record("fold_window", `turns ${first.turn}–${last.turn} folded into the summary (${name}${note})`, before);
   }
 
   // 3. Working set: evict by policy until the request fits.
-  if (over() && ctx.workingSet.length > 0) {
-    const before = pass.total;
-    const ws = new WorkingSet({ budgetTokens: Number.MAX_SAFE_INTEGER, policy: ctx.overflowPolicy, countTokens: count });
-    ws.restore(ctx.workingSet);
-    ws.setTurn(ctx.turn);
-    ws.setAttention(ctx.attention);
-    const tokensBefore = new Map(pass.pieces.map((p) => [p.id, p.tokens]));
-    while (over() && ws.items().length > 0) {
+  if (over(run) && run.ctx.workingSet.length > 0) {
+    const before = run.pass.total;
+    const ws = new WorkingSet({ budgetTokens: Number.MAX_SAFE_INTEGER, policy: run.ctx.overflowPolicy, countTokens: count });
+    ws.restore(run.ctx.workingSet);
+    ws.setTurn(run.ctx.turn);
+    ws.setAttention(run.ctx.attention);
+    const tokensBefore = new Map(run.pass.pieces.map((p) => [p.id, p.tokens]));
+    while (over(run) && ws.items().length > 0) {
       const size = ws.items().length;
-      ws.setBudget(Math.max(0, ws.used() - (pass.total - budget)));
+      ws.setBudget(Math.max(0, ws.used() - (run.pass.total - budget)));
       if (ws.items().length === size && ws.used() > 0 && !ws.evictOne()) break;
-      ctx = { ...ctx, workingSet: ws.snapshot() };
-      pass = await input.rerender(ctx);
+      run.ctx = { ...run.ctx, workingSet: ws.snapshot() };
+      run.pass = await input.rerender(run.ctx);
     }
     const events = ws.drainEvents();
     workingSetEvents.push(...events);
@@ -128,28 +170,33 @@ export async function applyCutoff(input: CutoffInput): Promise<CutoffResult> {
       }
     }
     changes.workingSet = { items: ws.snapshot(), events };
-    record("evict_working_set", `${events.filter((e) => e.type === "evicted").length} evicted, ${events.filter((e) => e.type === "summarized").length} condensed (policy ${ctx.overflowPolicy})`, before);
+    record("evict_working_set", `${events.filter((e) => e.type === "evicted").length} evicted, ${events.filter((e) => e.type === "summarized").length} condensed (policy ${run.ctx.overflowPolicy})`, before);
   }
 
   // 4. Tool outputs: head+tail, halving the cap each round.
-  if (over()) {
-    const before = pass.total;
-    const tokensBefore = new Map(pass.pieces.map((p) => [p.id, p.tokens]));
-    let cap = ctx.toolOutputTokens;
-    while (over() && cap > MIN_TOOL_OUTPUT_TOKENS) {
+  if (over(run)) {
+    const before = run.pass.total;
+    const tokensBefore = new Map(run.pass.pieces.map((p) => [p.id, p.tokens]));
+    let cap = run.ctx.toolOutputTokens;
+    while (over(run) && cap > MIN_TOOL_OUTPUT_TOKENS) {
       cap = Math.max(MIN_TOOL_OUTPUT_TOKENS, Math.floor(cap / 2));
-      ctx = { ...ctx, toolOutputTokens: cap };
-      pass = await input.rerender(ctx);
+      run.ctx = { ...run.ctx, toolOutputTokens: cap };
+      run.pass = await input.rerender(run.ctx);
     }
-    const shortened = pass.pieces.filter((p) => (p.type === "turn" || p.type === "task_step") && p.tokens < (tokensBefore.get(p.id) ?? 0));
+    const shortened = run.pass.pieces.filter((p) => (p.type === "turn" || p.type === "task_step") && p.tokens < (tokensBefore.get(p.id) ?? 0));
     for (const piece of shortened) {
       dropped.push({ id: piece.id, tokens: (tokensBefore.get(piece.id) ?? 0) - piece.tokens, reason: "shortened_head_tail", detail: `function outputs cut head+tail to ≤${cap} tokens` });
     }
     if (shortened.length > 0) record("shorten_tool_outputs", `${shortened.length} pieces' function outputs cut head+tail to ≤${cap} tokens`, before);
   }
 
-  if (over()) {
-    throw new BudgetExceededError("after every cutoff step, the remaining prompt pieces", pass.total, budget, largest(pass));
+  // The volatile context, the summary, the state and finally the message itself, in this request only.
+  await applyLastResort(run);
+
+  await restoreState(run, input.ctx.stateCap);
+
+  if (over(run)) {
+    throw new BudgetExceededError("after every cutoff step, the remaining prompt pieces", run.pass.total, budget, largest(run.pass));
   }
-  return { ctx, pass, steps, dropped, changes, workingSetEvents };
+  return { ctx: run.ctx, pass: run.pass, steps, dropped, changes, workingSetEvents };
 }

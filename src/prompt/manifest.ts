@@ -101,7 +101,24 @@ export async function listManifestFiles(sessionDir: string): Promise<string[]> {
   return keyed.map((k) => join(dir, k.name));
 }
 
-export async function readManifests(sessionDir: string): Promise<Array<{ path: string; manifest: Manifest }>> {
+/** A manifest file as listed: its manifest, or what is wrong with it (one bad file never hides the others). */
+export type ManifestEntry = { path: string; manifest: Manifest } | { path: string; problem: string };
+
+export async function readManifestEntries(sessionDir: string): Promise<ManifestEntry[]> {
   const files = await listManifestFiles(sessionDir);
-  return Promise.all(files.map(async (path) => ({ path, manifest: await readManifest(path) })));
+  return Promise.all(
+    files.map(async (path): Promise<ManifestEntry> => {
+      try {
+        return { path, manifest: await readManifest(path) };
+      } catch (error) {
+        if (!(error instanceof ValarmindError)) throw error;
+        return { path, problem: error.message };
+      }
+    }),
+  );
+}
+
+/** The readable manifests of a session, in call order; damaged ones are left out (see readManifestEntries). */
+export async function readManifests(sessionDir: string): Promise<Array<{ path: string; manifest: Manifest }>> {
+  return (await readManifestEntries(sessionDir)).flatMap((entry) => ("manifest" in entry ? [entry] : []));
 }

@@ -9,7 +9,9 @@ import type { Settings } from "../config/settings-schema.ts";
 import { ShortTermMemory } from "../memory/short-term.ts";
 import { ExtractiveSummarizer } from "../memory/summary.ts";
 import type { FunctionToolSpec } from "../model/types.ts";
-import { findSession, latestSession, readSession, type SessionRef } from "../session/transcript.ts";
+import { damageNotice } from "../session/damaged-lines.ts";
+import { findSession, latestSession, readSession, UnreadableTranscriptError, type ReadSessionResult, type SessionRef } from "../session/transcript.ts";
+import { describeRenumbering } from "../session/turn-order.ts";
 import { StateStore } from "../state/store.ts";
 import { checkedSnapshot } from "../state/validate.ts";
 import { buildRequest, exactCounter, type BuiltRequest } from "./builder.ts";
@@ -44,6 +46,17 @@ function snapshotSource(snapshot: ReturnType<typeof checkedSnapshot>) {
   return snapshot ? { stateSnapshot: snapshot } : {};
 }
 
+/** The transcript, read-only; one that cannot be read is told and previewed as a new session, as `chat --continue` would go on. */
+function readForPreview(file: string, notices: string[]): ReadSessionResult | undefined {
+  try {
+    return readSession(file);
+  } catch (error) {
+    if (!(error instanceof UnreadableTranscriptError)) throw error;
+    notices.push(`${error.message}; showing the first request of the new session 'chat --continue' would start`);
+    return undefined;
+  }
+}
+
 export async function buildNextRequest(options: NextRequestOptions): Promise<NextRequest> {
   const { paths, settings } = options;
   const ref = options.session ? findSession(paths, options.session) : latestSession(paths);
@@ -54,8 +67,10 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
     readGitInfo(paths.root),
   ]);
   const notices = [...stateRead.notices];
-  const read = ref ? readSession(ref.file) : undefined;
+  const read = ref ? readForPreview(ref.file, notices) : undefined;
   if (read?.tornTail !== undefined) notices.push(`${ref?.file}: last line is incomplete (a crash mid-write); it is ignored here and recovered on resume`);
+  if (ref && read && read.damaged.length > 0) notices.push(damageNotice(ref.file, read.damaged, false));
+  if (read && read.renumbered.length > 0) notices.push(`${ref?.file}: turns written by two processes at once are renumbered: ${describeRenumbering(read.renumbered)}`);
   const memory = ShortTermMemory.fromRecords(read?.records ?? [], {
     shortBufferTurns: settings.shortBufferTurns,
     windowBlockTurns: settings.windowBlockTurns,

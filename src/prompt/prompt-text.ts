@@ -1,7 +1,7 @@
 /** Prompt text lives in `src/prompt/text/*.md`; each file is read once, on first use. */
 import { readFileSync } from "node:fs";
 
-export type PromptTextName = "core-rules" | "summary-rules" | "summary-task" | "title-rules" | "promotion-rules";
+export type PromptTextName = "core-rules" | "summary-rules" | "summary-task" | "title-rules" | "promotion-rules" | "message-cut-note";
 
 const loaded = new Map<PromptTextName, string>();
 

@@ -11,30 +11,28 @@
  *   const { header, records, tornTail } = readSession(session.file); // on resume
  *
  * A torn last line (a crash mid-write) is tolerated: readers report it as `tornTail`, and
- * `openSession` truncates it and keeps its text in a `note` record, so nothing is lost. Secrets
+ * `openSession` truncates it and keeps its text in a `note` record, so nothing is lost; damaged
+ * lines in the middle are skipped and set aside (transcript-read.ts, damaged-lines.ts). Secrets
  * never reach disk: every record is passed through redactSecretsInJson (src/secrets/) before it is
  * written; the records handed back to the caller, and so the live session, are not. The file is
  * created 0600 inside the private `.valarmind/` (ensureValarmindDir).
  */
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { SessionListing } from "../agent/controller.ts";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 import { UsageError, ValarmindError } from "../errors.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
-import {
-  TRANSCRIPT_VERSION,
-  TranscriptRecordSchema,
-  type NewRecord,
-  type SessionHeader,
-  type TranscriptRecord,
-} from "./transcript-schema.ts";
+import { TRANSCRIPT_VERSION, type NewRecord, type SessionHeader, type TranscriptRecord } from "./transcript-schema.ts";
+import { checkRecord, readSession, type ReadSessionResult } from "./transcript-read.ts";
 import pkg from "../../package.json" with { type: "json" };
 
-const checkRecord = TypeCompiler.Compile(TranscriptRecordSchema);
+import { setAsideDamage } from "./damaged-lines.ts";
+import type { DamagedLine } from "./transcript-read.ts";
+
+export { readSession, UnreadableTranscriptError, type DamagedLine, type ReadSessionResult } from "./transcript-read.ts";
 const FILE_PATTERN = /^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-([a-z0-9]{4,32})\.jsonl$/;
 
 export interface SessionMeta {
@@ -53,14 +51,6 @@ export interface SessionRef {
   dir: string;
   /** Start time from the file name (`2026-01-31T12-00-00`). */
   stamp: string;
-}
-
-export interface ReadSessionResult {
-  header: SessionHeader;
-  /** Every record after the header, in file order. */
-  records: TranscriptRecord[];
-  /** Text of an incomplete last line, if the writer died mid-line. */
-  tornTail: string | undefined;
 }
 
 function fileStamp(date: Date): string {
@@ -132,56 +122,6 @@ export function findSession(paths: WorkspacePaths, idOrFile: string): SessionRef
   throw new UsageError(`no session '${idOrFile}' in ${paths.sessionsDir}`, {
     hint: "Run 'valarmind sessions list' to see the sessions of this workspace.",
   });
-}
-
-function parseLine(file: string, lineNo: number, line: string): TranscriptRecord {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (error) {
-    throw new ValarmindError(`${file}:${lineNo}: not valid JSON (${error instanceof Error ? error.message : String(error)})`, {
-      hint: "The transcript is damaged in the middle; move the file aside to start a fresh session.",
-    });
-  }
-  if (typeof value === "object" && value !== null && "v" in value && typeof value.v === "number" && value.v > TRANSCRIPT_VERSION) {
-    throw new UsageError(`${file}:${lineNo}: record version ${value.v} is newer than this valarmind understands (${TRANSCRIPT_VERSION})`, {
-      hint: "Upgrade valarmind to read this session.",
-    });
-  }
-  if (!checkRecord.Check(value)) {
-    const first = checkRecord.Errors(value).First();
-    const where = first ? `${first.path || "/"} ${first.message}` : "does not match the transcript schema";
-    throw new ValarmindError(`${file}:${lineNo}: invalid transcript record: ${where}`, {
-      hint: "The transcript was edited or damaged; move the file aside to start a fresh session.",
-    });
-  }
-  return value;
-}
-
-/** Reads and validates a whole transcript. Throws (naming file and line) on damage before the last line. */
-export function readSession(file: string): ReadSessionResult {
-  const lines = readFileSync(file, "utf8").split("\n");
-  // A file that ends with "\n" splits into a trailing "": then the last line is complete.
-  const last = lines.pop() ?? "";
-  const records: TranscriptRecord[] = [];
-  lines.forEach((line, index) => {
-    if (line.trim() !== "") records.push(parseLine(file, index + 1, line));
-  });
-  let tornTail: string | undefined;
-  if (last !== "") {
-    try {
-      records.push(parseLine(file, lines.length + 1, last));
-    } catch {
-      tornTail = last;
-    }
-  }
-  const [header, ...rest] = records;
-  if (header?.kind !== "session") {
-    throw new ValarmindError(`${file}: the first record is not a session header`, {
-      hint: "Move the file aside; valarmind only reads transcripts it wrote.",
-    });
-  }
-  return { header, records: rest, tornTail };
 }
 
 /** Turn count and first user message of a session, for listings. */
@@ -271,20 +211,26 @@ export function createSession(paths: WorkspacePaths, meta: SessionMeta): Session
 }
 
 /**
- * Opens an existing session for appending and returns what it holds. A torn last line is cut
- * off the file and kept, verbatim, in a `note` record.
+ * Opens an existing session for appending and returns what it holds; call it holding the
+ * session's lock (session-lock.ts), since it may change the file. A torn last line is cut off
+ * the file and kept, verbatim, in a `note` record; damaged lines in the middle are skipped and
+ * kept verbatim in `<transcript>.damaged.jsonl` (`newlyDamaged`: those not set aside before).
  */
-export function openSession(paths: WorkspacePaths, idOrFile: string): { session: SessionTranscript; read: ReadSessionResult } {
-  const ref = findSession(paths, idOrFile);
+export function openSession(
+  paths: WorkspacePaths,
+  idOrRef: string | SessionRef,
+): { session: SessionTranscript; read: ReadSessionResult; newlyDamaged: DamagedLine[] } {
+  const ref = typeof idOrRef === "string" ? findSession(paths, idOrRef) : idOrRef;
   const read = readSession(ref.file);
   if (read.tornTail !== undefined) {
     truncateSync(ref.file, statSync(ref.file).size - Buffer.byteLength(read.tornTail, "utf8"));
   }
   ensureValarmindDir(paths, paths.sessionsDir);
+  const newlyDamaged = setAsideDamage(ref.file, read.damaged);
   const session = new SessionTranscript(ref, read.header, openSync(ref.file, "a", PRIVATE_FILE_MODE));
   if (read.tornTail !== undefined) {
     session.append({ kind: "note", what: "torn_line_recovered", text: read.tornTail });
     session.sync();
   }
-  return { session, read };
+  return { session, read, newlyDamaged };
 }

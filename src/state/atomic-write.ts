@@ -7,6 +7,7 @@
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
+import { fileSystemFailure } from "./fs-failure.ts";
 
 /** Test-only: when set to "1", the writer announces the temp file on stderr and waits to be killed. */
 export const HOLD_AFTER_TEMP_ENV = "VALARMIND_TEST_HOLD_AFTER_TEMP";
@@ -49,7 +50,7 @@ export async function writeFileAtomic(target: string, data: string, beforeRename
     await rename(temp, target);
   } catch (error) {
     await rm(temp, { force: true });
-    throw error;
+    throw fileSystemFailure(error, "write", target) ?? error;
   }
   await fsyncDirectory(dirname(target));
 }

@@ -1,12 +1,15 @@
 /**
  * The inter-process lock around every write of state.json (proper-lockfile: an atomic `mkdir` of
- * `state.json.lock`, refreshed while held, taken over once stale so a killed process cannot block
- * the workspace for long). Loaded lazily: reads never lock. The lock directory is made 0700 like
- * the rest of `.valarmind/`.
+ * `state.json.lock`, refreshed while held). The holder records its pid and hostname inside it
+ * (lock-owner.ts): a lock whose holder on this host has died is taken over at once; any other
+ * lock only once stale (unrefreshed for `staleMs`). Loaded lazily: reads never lock. The lock
+ * directory is made 0700 like the rest of `.valarmind/`.
  */
 import nodeFs from "node:fs";
 import { PRIVATE_DIR_MODE } from "../config/valarmind-dir.ts";
 import { ValarmindError } from "../errors.ts";
+import { trace } from "../trace.ts";
+import { takeOverDeadLock, writeLockOwner } from "./lock-owner.ts";
 
 export interface LockOptions {
   /** A lock not refreshed for this long is considered abandoned (proper-lockfile's minimum is 2000). */
@@ -21,11 +24,28 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-/** node:fs as proper-lockfile uses it, except that the lock directory is created private. */
+/**
+ * node:fs as proper-lockfile uses it, except that the lock directory is created private with its
+ * owner file inside (written before proper-lockfile records the directory's mtime, which it later
+ * checks to detect a takeover), and is removed with that file.
+ */
 const privateLockFs = {
   ...nodeFs,
-  mkdir: (path: string, callback: (error: NodeJS.ErrnoException | null) => void) => nodeFs.mkdir(path, { mode: PRIVATE_DIR_MODE }, callback),
+  mkdir: (path: string, callback: (error: NodeJS.ErrnoException | null) => void) =>
+    nodeFs.mkdir(path, { mode: PRIVATE_DIR_MODE }, (error) => {
+      if (error) return callback(error);
+      try {
+        writeLockOwner(path);
+      } catch (ownerError) {
+        return nodeFs.rm(path, { recursive: true, force: true }, () => callback(ownerError as NodeJS.ErrnoException));
+      }
+      callback(null);
+    }),
+  rmdir: (path: string, callback: (error: NodeJS.ErrnoException | null) => void) => nodeFs.rm(path, { recursive: true }, callback),
+  rmdirSync: (path: string) => nodeFs.rmSync(path, { recursive: true, force: true }),
 };
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export async function acquireLock(target: string, options: LockOptions = {}): Promise<HeldLock> {
   const { default: lockfile } = await import("proper-lockfile");
@@ -34,18 +54,29 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
   const maxTimeout = 50;
   const lockPath = `${target}.lock`;
   let lost: Error | undefined;
-  let release: () => Promise<void>;
+  let release: (() => Promise<void>) | undefined;
+  const deadline = Date.now() + waitMs;
   try {
-    release = await lockfile.lock(target, {
-      realpath: false,
-      fs: privateLockFs,
-      lockfilePath: lockPath,
-      stale: staleMs,
-      retries: { retries: Math.ceil(waitMs / maxTimeout), minTimeout: 5, maxTimeout, factor: 1.3, randomize: true },
-      onCompromised: (error) => {
-        lost = error;
-      },
-    });
+    // Our own retry loop (not proper-lockfile's) so that every attempt first checks for a dead holder.
+    for (let attempt = 0; release === undefined; attempt++) {
+      const dead = takeOverDeadLock(lockPath);
+      if (dead) trace(`state lock: took over ${lockPath} from pid ${dead.pid}, which no longer exists`);
+      try {
+        release = await lockfile.lock(target, {
+          realpath: false,
+          fs: privateLockFs,
+          lockfilePath: lockPath,
+          stale: staleMs,
+          retries: 0,
+          onCompromised: (error) => {
+            lost = error;
+          },
+        });
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "ELOCKED" || Date.now() >= deadline) throw error;
+        await delay(Math.min(maxTimeout, 5 * 1.3 ** attempt) * (1 + Math.random()));
+      }
+    }
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "ELOCKED") {
@@ -58,11 +89,12 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
       cause: error,
     });
   }
+  const held = release;
   return {
     compromised: () => lost !== undefined,
     release: async () => {
       if (lost) return; // the lock now belongs to someone else; releasing would remove theirs
-      await release();
+      await held();
     },
   };
 }

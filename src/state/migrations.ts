@@ -13,6 +13,9 @@ export interface Migration {
   up(doc: JsonDocument): JsonDocument;
 }
 
+/** The first released format: no valarmind ever wrote an older schema_version. */
+export const FIRST_STATE_SCHEMA_VERSION = 1;
+
 /** Version 1 is the first released format, so there is nothing to migrate yet. */
 export const STATE_MIGRATIONS: readonly Migration[] = [];
 
@@ -34,15 +37,23 @@ export function migrateState(
 ): MigrationOutcome {
   const version = readSchemaVersion(doc);
   if (version === undefined) {
-    return { kind: "unreadable", reason: `schema_version is ${JSON.stringify(doc.schema_version) ?? "missing"}, expected an integer` };
+    const found = doc.schema_version === undefined ? "missing" : JSON.stringify(doc.schema_version);
+    return { kind: "unreadable", reason: `not a valarmind state file: its schema_version is ${found} (expected an integer, ${target} today)` };
   }
   if (version > target) return { kind: "newer", version };
   if (version === target) return { kind: "current", doc };
+  const oldest = Math.min(FIRST_STATE_SCHEMA_VERSION, ...migrations.map((m) => m.from));
+  if (version < oldest) {
+    return {
+      kind: "unreadable",
+      reason: `not a valarmind state file: its schema_version is ${version}, and the oldest format valarmind wrote is ${oldest}`,
+    };
+  }
   let current = doc;
   const steps: string[] = [];
   for (let v = version; v < target; v++) {
     const step = migrations.find((m) => m.from === v);
-    if (!step) return { kind: "unreadable", reason: `no migration from schema_version ${v} to ${v + 1}` };
+    if (!step) return { kind: "unreadable", reason: `at schema_version ${version}, which this valarmind cannot migrate (no step from ${v} to ${v + 1})` };
     current = { ...step.up(current), schema_version: v + 1 };
     steps.push(`v${v}→v${v + 1}: ${step.describe}`);
   }

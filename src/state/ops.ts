@@ -31,6 +31,17 @@ function requireText(what: string, text: string): string {
   return trimmed;
 }
 
+/** A task's files: each a non-empty path (the schema refuses an empty one; say so before writing). */
+function requireFiles(files: readonly string[]): string[] {
+  const blank = files.findIndex((f) => f.trim() === "");
+  if (blank >= 0) {
+    throw new UsageError(`a task's file path must not be empty (file ${blank + 1} of ${files.length} is ${JSON.stringify(files[blank])})`, {
+      hint: "Pass --file PATH with a path, or --no-files (task update) to remove the task's files.",
+    });
+  }
+  return files.map((f) => f.trim());
+}
+
 function nextNumber(ids: readonly string[], prefix: string): number {
   let max = 0;
   for (const id of ids) {
@@ -95,7 +106,7 @@ export function addTask(state: WorkingState, title: string, fields: Omit<TaskFie
     updated_at: at.toISOString(),
   };
   if (fields.note !== undefined && fields.note.trim() !== "") task.note = fields.note.trim();
-  if (fields.files !== undefined && fields.files.length > 0) task.files = [...fields.files];
+  if (fields.files !== undefined && fields.files.length > 0) task.files = requireFiles(fields.files);
   return {
     state: { ...state, tasks_open: [...state.tasks_open, task] },
     change: `added task ${task.id} (${task.status}): ${task.title}`,
@@ -128,10 +139,11 @@ export function updateTask(state: WorkingState, id: string, patch: TaskFields, a
     if (note !== (task.note ?? "")) changes.push(`note ${quote(task.note ?? "")} → ${quote(note)}`);
   }
   if (patch.files !== undefined) {
-    if (patch.files.length === 0) delete next.files;
-    else next.files = [...patch.files];
+    const files = requireFiles(patch.files);
+    if (files.length === 0) delete next.files;
+    else next.files = files;
     const before = (task.files ?? []).join(", ");
-    const after = patch.files.join(", ");
+    const after = files.join(", ");
     if (before !== after) changes.push(`files [${before}] → [${after}]`);
   }
   if (changes.length === 0) {
@@ -166,7 +178,8 @@ export function blockTask(state: WorkingState, id: string, reason: string, at: D
     ts: at.toISOString(),
     task: task.id,
   };
-  const next: Task = { ...task, status: "blocked", note: text, updated_at: at.toISOString() };
+  // The note stays the task's own (progress, context); the reason lives in the blocker (ADR-0005).
+  const next: Task = { ...task, status: "blocked", updated_at: at.toISOString() };
   return {
     state: { ...state, tasks_open: replaceTask(state, index, next), blockers: [...state.blockers, blocker] },
     change: `task ${task.id}: status ${task.status} → blocked; added blocker ${blocker.id}: ${text}`,

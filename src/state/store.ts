@@ -1,10 +1,13 @@
 /**
  * StateStore: the only reader and writer of `.valarmind/memory/state.json`.
- * - read: validates; a missing file is the empty state; an older file is migrated in memory.
+ * - read: never writes. Validates; a missing file is the empty state; an older file is migrated in
+ *   memory; an unparsable or invalid file is left where it is and reported (`source: "invalid"`,
+ *   a notice, and `problem` for read-only commands that must refuse to go on).
+ * - recover (chat start) and update: an unparsable or invalid file is never overwritten: it is
+ *   renamed to `state.json.corrupt-<time>` (under the lock), a notice says where it went, and a
+ *   fresh state starts.
  * - update: takes the inter-process lock, re-reads, applies a pure op, validates, stamps
  *   `updated_at`, writes atomically.
- * - an unparsable or invalid file is never overwritten: it is renamed to `state.json.corrupt-<time>`
- *   (under the lock), a notice says where it went, and a fresh state starts.
  * - a file from a newer valarmind is refused with a UsageError (exit 2), never downgraded.
  * - secrets never reach the file: every string of a state about to be written is redacted (before
  *   validation, so the file stays schema-valid), and the store hands back the state as written.
@@ -17,6 +20,7 @@ import { UsageError, ValarmindError } from "../errors.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { acquireLock, type LockOptions } from "./lock.ts";
+import { replaceLoneSurrogates } from "./lone-surrogates.ts";
 import { migrateState, STATE_MIGRATIONS, type JsonDocument, type Migration } from "./migrations.ts";
 import type { OpResult } from "./ops.ts";
 import { emptyState, STATE_SCHEMA_VERSION } from "./empty-state.ts";
@@ -25,10 +29,15 @@ import { validateState } from "./validate.ts";
 
 export interface ReadResult {
   state: WorkingState;
-  /** `file`: read as is; `migrated`: an older file upgraded in memory; `missing`; `recovered`: a bad file was moved aside. */
-  source: "file" | "migrated" | "missing" | "recovered";
-  /** Things the user must be told (a file moved aside, a migration). */
+  /**
+   * `file`: read as is; `migrated`: an older file upgraded in memory; `missing`; `invalid`: a bad
+   * file, left in place (the state is empty); `recovered`: a bad file was moved aside.
+   */
+  source: "file" | "migrated" | "missing" | "invalid" | "recovered";
+  /** Things the user must be told (a file moved aside or left invalid, a migration, a repair). */
   notices: string[];
+  /** When `source` is `invalid`: what is wrong with the file, for a command that refuses to go on. */
+  problem?: string;
   /** The exact bytes read, when the file existed and was valid (used to detect a stale state.toon). */
   raw?: string;
 }
@@ -50,7 +59,7 @@ export interface StateStoreOptions {
 }
 
 type Loaded =
-  | { kind: "ok"; state: WorkingState; raw: string; migrated: string[] }
+  | { kind: "ok"; state: WorkingState; raw: string; migrated: string[]; repaired: string[] }
   | { kind: "missing" }
   | { kind: "bad"; raw: string; reason: string };
 
@@ -75,25 +84,43 @@ export class StateStore {
     this.migrations = options.migrations ?? STATE_MIGRATIONS;
   }
 
+  /** Reads the state without writing anything, whatever shape the file is in. */
   async read(): Promise<ReadResult> {
     const loaded = await this.load();
-    if (loaded.kind === "ok") {
-      const notices = loaded.migrated.map((step) => `${this.paths.stateJson}: migrated in memory (${step}); the next change writes it`);
-      return { state: loaded.state, source: loaded.migrated.length > 0 ? "migrated" : "file", notices, raw: loaded.raw };
-    }
+    if (loaded.kind === "ok") return this.readOk(loaded);
     if (loaded.kind === "missing") return { state: emptyState(this.clock()), source: "missing", notices: [] };
-    // Moving the bad file aside is a write: do it under the lock, and only if it is still the same bad file.
+    const problem = `${this.paths.stateJson} is ${loaded.reason}`;
+    const notice = `${problem}\n  It was left as it is and an empty state is used. Fix it, or make any change (valarmind state …, valarmind chat) to keep it aside as state.json.corrupt-<time> and start fresh.`;
+    return { state: emptyState(this.clock()), source: "invalid", notices: [notice], problem };
+  }
+
+  /**
+   * Like read, but a bad file is moved aside (under the lock, and only if it is still the same bad
+   * file) so that a fresh state can start: for `chat`, which must tell the user before the model
+   * works from an empty state.
+   */
+  async recover(): Promise<ReadResult> {
+    const loaded = await this.load();
+    if (loaded.kind !== "bad") return loaded.kind === "ok" ? this.readOk(loaded) : { state: emptyState(this.clock()), source: "missing", notices: [] };
     ensureValarmindDir(this.paths, this.paths.memoryDir);
     const lock = await acquireLock(this.paths.stateJson, this.lockOptions);
     try {
       const again = await this.load();
-      if (again.kind === "ok") return { state: again.state, source: "file", notices: [], raw: again.raw };
+      if (again.kind === "ok") return this.readOk(again);
       if (again.kind === "missing") return { state: emptyState(this.clock()), source: "missing", notices: [] };
       const notice = await this.moveAside(again);
       return { state: emptyState(this.clock()), source: "recovered", notices: [notice] };
     } finally {
       await lock.release();
     }
+  }
+
+  private readOk(loaded: Extract<Loaded, { kind: "ok" }>): ReadResult {
+    const notices = [
+      ...loaded.migrated.map((step) => `${this.paths.stateJson}: migrated in memory (${step}); the next change writes it`),
+      ...loaded.repaired.map((where) => `${this.paths.stateJson}: ${where}: a lone UTF-16 surrogate (not text) is read as U+FFFD; the next change writes it so`),
+    ];
+    return { state: loaded.state, source: loaded.migrated.length > 0 ? "migrated" : "file", notices, raw: loaded.raw };
   }
 
   /** Applies `mutate` to the current state under the lock and writes the result atomically. */
@@ -108,13 +135,14 @@ export class StateStore {
       if (loaded.kind === "ok") {
         current = loaded.state;
         for (const step of loaded.migrated) notices.push(`${this.paths.stateJson}: migrated (${step})`);
+        for (const where of loaded.repaired) notices.push(`${this.paths.stateJson}: ${where}: a lone UTF-16 surrogate (not text) was written as U+FFFD`);
       } else {
         if (loaded.kind === "bad") notices.push(await this.moveAside(loaded));
         current = emptyState(this.clock());
       }
       const result = mutate(current);
       const { state, change } = "change" in result ? result : { state: result, change: "state replaced" };
-      const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0;
+      const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0 || loaded.repaired.length > 0;
       if (!mustWrite) return { state, change, written: false, notices };
       const stamped: WorkingState = redactSecretsInJson({ ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: this.clock().toISOString() });
       const checked = validateState(stamped, this.paths.stateJson);
@@ -161,6 +189,8 @@ export class StateStore {
     } catch (error) {
       return { kind: "bad", raw, reason: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
     }
+    const surrogates = replaceLoneSurrogates(parsed);
+    parsed = surrogates.value;
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       return { kind: "bad", raw, reason: "not a JSON object" };
     }
@@ -174,7 +204,7 @@ export class StateStore {
     if (outcome.kind === "unreadable") return { kind: "bad", raw, reason: outcome.reason };
     const checked = validateState(outcome.doc, file);
     if (!checked.ok) return { kind: "bad", raw, reason: `invalid:\n  ${checked.errors.join("\n  ")}` };
-    return { kind: "ok", state: checked.state, raw, migrated: outcome.kind === "migrated" ? outcome.steps : [] };
+    return { kind: "ok", state: checked.state, raw, migrated: outcome.kind === "migrated" ? outcome.steps : [], repaired: surrogates.found };
   }
 
   private async moveAside(bad: { raw: string; reason: string }): Promise<string> {

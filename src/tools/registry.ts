@@ -39,6 +39,8 @@ export interface ToolRegistryOptions {
   countTokens?: TokenCounter;
   /** Replaces the default tool set (tests). */
   tools?: AnyTool[];
+  /** Where tools keep a call's full output (the session's `outputs/`); without it only head and tail are kept. */
+  outputDir?: string;
 }
 
 export interface ToolRunContext {
@@ -176,7 +178,7 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
         const value = args[name];
         if (typeof value === "string") confined[name] = confinePath(root, value, { forWrite: tool.kind === "write" }).abs;
       }
-      const toolCtx: ToolContext = { root, signal: ctx.signal };
+      const toolCtx: ToolContext = { root, signal: ctx.signal, callId: call.callId, ...(options.outputDir !== undefined ? { outputDir: options.outputDir } : {}) };
       const prepared: Preparation = tool.prepare
         ? await tool.prepare(confined, toolCtx)
         : { ready: true, kind: tool.kind, description: shown, apply: () => tool.execute(confined, toolCtx) };

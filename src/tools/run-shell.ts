@@ -1,13 +1,18 @@
 /**
- * run_shell: one `bash -lc` command in the workspace root, with a timeout and an output cap, in
- * the bubblewrap sandbox (src/sandbox/) with an allowlisted environment. Without a usable sandbox
- * every call asks, even in full-auto, unless the user chose `sandbox: "off"`.
+ * run_shell: one `bash -lc` command in the workspace root, with a timeout, in the bubblewrap
+ * sandbox (src/sandbox/) with an allowlisted environment. Without a usable sandbox every call
+ * asks, even in full-auto, unless the user chose `sandbox: "off"`. The model gets the head and
+ * tail of each stream with byte and line counts; a longer output is kept whole (up to a cap) in
+ * the session's `outputs/` directory and the result names that file.
  */
 import { randomUUID } from "node:crypto";
+import { relative } from "node:path";
 import { bubblewrapArgs, defaultBubblewrapPath, probeBubblewrap, type SandboxMode } from "../sandbox/bubblewrap.ts";
 import { awaitNamespaceEnd, describeEscaped, findEscapedProcesses, RUN_MARKER_VAR } from "../sandbox/escaped-processes.ts";
 import { buildShellEnv } from "../sandbox/shell-env.ts";
 import { toolText } from "./descriptions.ts";
+import type { CapturedOutput } from "./shell-output-capture.ts";
+import { ShellOutputSpool, SPOOL_LIMITS, type SpoolLimits, type SpoolReport } from "./shell-output-spool.ts";
 import { runShellCommand, type ShellRun } from "./shell-process.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./types.ts";
 
@@ -17,8 +22,10 @@ export interface RunShellOptions {
   /** Default timeout (settings.shellTimeoutMs); a call may ask for less or up to `maxTimeoutMs`. */
   timeoutMs: number;
   maxTimeoutMs?: number;
-  /** Bytes kept per stream (head + tail); the rest is dropped before central truncation. */
+  /** Bytes kept in memory per stream (head + tail); the rest is only on disk, if a spool directory is given. */
   maxCaptureBytes?: number;
+  /** The on-disk copy's cap and the size below which no copy is written. */
+  spoolLimits?: SpoolLimits;
   /** settings.sandbox (default workspace-write). */
   sandbox?: SandboxMode;
   /** settings.network: sandboxed commands share the host's network. */
@@ -30,7 +37,10 @@ export interface RunShellOptions {
 }
 
 export const SHELL_MAX_TIMEOUT_MS = 10 * 60 * 1000;
-export const SHELL_CAPTURE_BYTES = 1024 * 1024;
+/** Per stream, in memory and in the transcript's raw result; the spool file holds the rest. */
+export const SHELL_CAPTURE_BYTES = 256 * 1024;
+/** read_file's size cap (READ_FILE_LIMITS.maxBytes): a larger spool is read with run_shell. */
+const READ_FILE_MAX_BYTES = 5 * 1024 * 1024;
 /** How long the kernel gets to empty a finished command's PID namespace before we report leftovers. */
 const NAMESPACE_END_MS = 2000;
 
@@ -65,11 +75,33 @@ function status(run: ShellRun, timeoutMs: number): string {
   return `exit code ${run.exitCode}`;
 }
 
-export function formatShellRun(command: string, run: ShellRun, timeoutMs: number): string {
+const lines = (n: number): string => (n === 1 ? "1 line" : `${n} lines`);
+
+function formatStream(name: string, stream: CapturedOutput): string | undefined {
+  if (stream.bytes === 0) return undefined;
+  if (stream.droppedBytes === 0) return `${name}:\n${stream.head.replace(/\n$/, "")}`;
+  const gap = `[… ${stream.droppedBytes} bytes (${lines(stream.droppedLines)}) not shown …]`;
+  return `${name} (${stream.bytes} bytes, ${lines(stream.lines)}; first and last shown):\n${stream.head.replace(/\n$/, "")}\n${gap}\n${stream.tail.replace(/\n$/, "")}`;
+}
+
+/** Where the full output is, for the model: a workspace path it can read, and how. */
+function spoolNote(spool: SpoolReport, root: string, dropped: boolean): string | undefined {
+  if (spool.kind === "none") return dropped ? "(the full output was not kept: no session directory)" : undefined;
+  const rel = relative(root, spool.path);
+  const shown = rel.startsWith("..") ? spool.path : rel;
+  if (spool.kind === "failed") return `(the full output could not be kept in ${shown}: ${spool.reason})`;
+  const lost = spool.totalBytes - spool.keptBytes;
+  const kept = lost > 0 ? `its first ${spool.keptBytes} bytes; ${lost} more bytes were counted, not kept` : `${spool.keptBytes} bytes`;
+  const how = spool.keptBytes <= READ_FILE_MAX_BYTES ? "read_file with a line range, or grep" : "grep, or sed -n / tail through run_shell";
+  return `full output (stdout and stderr as they arrived): ${shown} (${kept}); read it with ${how}`;
+}
+
+export function formatShellRun(command: string, run: ShellRun, timeoutMs: number, root: string): string {
   const parts = [`$ ${command}`, status(run, timeoutMs)];
-  if (run.stdout !== "") parts.push(`stdout:\n${run.stdout.replace(/\n$/, "")}`);
-  if (run.stderr !== "") parts.push(`stderr:\n${run.stderr.replace(/\n$/, "")}`);
-  if (run.stdout === "" && run.stderr === "") parts.push("(no output)");
+  const streams = [formatStream("stdout", run.stdout), formatStream("stderr", run.stderr)].filter((part) => part !== undefined);
+  parts.push(...(streams.length > 0 ? streams : ["(no output)"]));
+  const note = spoolNote(run.spool, root, run.stdout.droppedBytes + run.stderr.droppedBytes > 0);
+  if (note !== undefined) parts.push(note);
   return parts.join("\n");
 }
 
@@ -80,6 +112,7 @@ export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs>
     const timeoutMs = args.timeout_ms ?? options.timeoutMs;
     if (ctx.signal.aborted) return { forModel: "Aborted before the command started.", summary: "run_shell: aborted", isError: true };
     const marker = randomUUID();
+    const spool = ctx.outputDir !== undefined ? new ShellOutputSpool(ctx.outputDir, ctx.callId ?? marker, options.spoolLimits ?? SPOOL_LIMITS) : undefined;
     const result = await runShellCommand(args.command, {
       cwd: ctx.root,
       timeoutMs,
@@ -87,13 +120,14 @@ export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs>
       signal: ctx.signal,
       env: { ...buildShellEnv(process.env, options.shellEnv ?? []), [RUN_MARKER_VAR]: marker },
       ...(confinement.kind === "sandbox" ? { wrapper: confinement.wrapper } : {}),
+      ...(spool !== undefined ? { spool } : {}),
     });
     // In the sandbox the PID namespace is ending everything; outside it, say what is still running.
     const left = confinement.kind === "sandbox" ? await awaitNamespaceEnd(marker, NAMESPACE_END_MS) : findEscapedProcesses(marker);
     const escaped = describeEscaped(left);
     const seconds = (result.durationMs / 1000).toFixed(1);
     const outcome = result.aborted ? "aborted" : result.timedOut ? "timed out" : result.exitCode === null ? `signal ${result.signal}` : `exit ${result.exitCode}`;
-    const text = formatShellRun(args.command, result, timeoutMs);
+    const text = formatShellRun(args.command, result, timeoutMs, ctx.root);
     return {
       forModel: escaped === undefined ? text : `${text}\n${escaped}`,
       summary: `ran \`${oneLine(args.command)}\` → ${outcome} (${seconds}s)${confinement.kind === "sandbox" ? "" : " unsandboxed"}`,

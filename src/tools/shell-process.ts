@@ -1,16 +1,20 @@
 /**
- * Runs one `bash -lc` command in its own process group, captures stdout/stderr head+tail within a
- * byte cap, and ends the whole group on timeout or abort (TERM, then KILL after a grace period),
- * so children such as `npm test`'s workers do not outlive the call. In the sandbox the group is
- * bwrap's: killing it ends the command's PID namespace (--die-with-parent), setsid children included.
+ * Runs one `bash -lc` command in its own process group, keeps a bounded head and tail of stdout
+ * and stderr in memory (and, given a spool, the full output on disk), and ends the whole group on
+ * timeout or abort (TERM, then KILL after a grace period), so children such as `npm test`'s
+ * workers do not outlive the call. In the sandbox the group is bwrap's: killing it ends the
+ * command's PID namespace (--die-with-parent), setsid children included.
  */
+import { HeadTailCapture, type CapturedOutput } from "./shell-output-capture.ts";
+import type { ShellOutputSpool, SpoolReport } from "./shell-output-spool.ts";
+
 export interface ShellRun {
   exitCode: number | null;
   signal: string | null;
-  stdout: string;
-  stderr: string;
-  /** Bytes dropped from the middle of each stream by the capture cap. */
-  droppedBytes: number;
+  stdout: CapturedOutput;
+  stderr: CapturedOutput;
+  /** Where the full output went, if a spool was given. */
+  spool: SpoolReport;
   timedOut: boolean;
   aborted: boolean;
   durationMs: number;
@@ -19,59 +23,19 @@ export interface ShellRun {
 export interface ShellOptions {
   cwd: string;
   timeoutMs: number;
-  /** Cap per stream (head half + tail half are kept). */
+  /** Bytes kept in memory per stream (head half + tail half). */
   maxCaptureBytes: number;
   signal: AbortSignal;
   env?: Record<string, string | undefined>;
   /** argv that wraps `bash -lc COMMAND` (the sandbox's bwrap and its options); none runs bash directly. */
   wrapper?: readonly string[];
+  /** Receives every byte of both streams as it arrives. */
+  spool?: ShellOutputSpool;
 }
 
 /** How long TERM has before KILL, and how long pipes may stay open after bash itself exited. */
 const KILL_GRACE_MS = 2000;
 const PIPE_GRACE_MS = 500;
-
-class CappedCapture {
-  private head: Uint8Array[] = [];
-  private headBytes = 0;
-  private tail: Uint8Array[] = [];
-  private tailBytes = 0;
-  dropped = 0;
-  constructor(private readonly cap: number) {}
-
-  push(chunk: Uint8Array): void {
-    const half = Math.floor(this.cap / 2);
-    if (this.headBytes < half) {
-      const take = chunk.subarray(0, half - this.headBytes);
-      this.head.push(take);
-      this.headBytes += take.length;
-      chunk = chunk.subarray(take.length);
-    }
-    if (chunk.length === 0) return;
-    this.tail.push(chunk);
-    this.tailBytes += chunk.length;
-    while (this.tailBytes > this.cap - half) {
-      const first = this.tail[0];
-      if (!first) break;
-      const excess = this.tailBytes - (this.cap - half);
-      if (first.length <= excess) {
-        this.tail.shift();
-        this.tailBytes -= first.length;
-        this.dropped += first.length;
-      } else {
-        this.tail[0] = first.subarray(excess);
-        this.tailBytes -= excess;
-        this.dropped += excess;
-      }
-    }
-  }
-
-  text(): string {
-    const decode = (parts: Uint8Array[]): string => Buffer.concat(parts).toString("utf8");
-    if (this.dropped === 0) return decode([...this.head, ...this.tail]);
-    return `${decode(this.head)}\n[… ${this.dropped} bytes of output dropped …]\n${decode(this.tail)}`;
-  }
-}
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -81,24 +45,35 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-async function drain(stream: ReadableStream<Uint8Array>, into: CappedCapture, stop: Promise<void>): Promise<void> {
+/**
+ * Reads `stream` to its end or until `stop`. `stop` gets one reaction that cancels the reader (which
+ * ends a pending read): racing every read against it would add a reaction per read, each keeping
+ * its chunk reachable until `stop` settles — how `yes` once grew valarmind to gigabytes.
+ */
+async function drain(stream: ReadableStream<Uint8Array>, take: (chunk: Uint8Array) => void, stop: Promise<void>): Promise<void> {
   const reader = stream.getReader();
-  const stopped = stop.then(() => "stop" as const);
+  let stopped = false;
+  void stop.then(() => {
+    stopped = true;
+    return reader.cancel().catch(() => undefined);
+  });
   for (;;) {
-    const next = await Promise.race([reader.read(), stopped]);
-    if (next === "stop") {
-      await reader.cancel().catch(() => undefined);
-      return;
-    }
-    if (next.done) return;
-    into.push(next.value);
+    const next = await reader.read();
+    if (next.done || stopped) return;
+    take(next.value);
   }
 }
 
 export async function runShellCommand(command: string, options: ShellOptions): Promise<ShellRun> {
   const started = performance.now();
-  const out = new CappedCapture(options.maxCaptureBytes);
-  const err = new CappedCapture(options.maxCaptureBytes);
+  const half = Math.floor(options.maxCaptureBytes / 2);
+  const out = new HeadTailCapture(half, options.maxCaptureBytes - half);
+  const err = new HeadTailCapture(half, options.maxCaptureBytes - half);
+  const spool = options.spool;
+  const takeInto = (capture: HeadTailCapture) => (chunk: Uint8Array): void => {
+    capture.push(chunk);
+    spool?.write(chunk);
+  };
   const proc = Bun.spawn([...(options.wrapper ?? []), "bash", "-lc", command], {
     cwd: options.cwd,
     stdin: "ignore",
@@ -136,7 +111,7 @@ export async function runShellCommand(command: string, options: ShellOptions): P
     pipeTimer = setTimeout(releasePipes, PIPE_GRACE_MS);
     return code;
   });
-  await Promise.all([drain(proc.stdout, out, pipesReleased), drain(proc.stderr, err, pipesReleased), exited]);
+  await Promise.all([drain(proc.stdout, takeInto(out), pipesReleased), drain(proc.stderr, takeInto(err), pipesReleased), exited]);
   const exitCode = await exited;
   clearTimeout(timer);
   options.signal.removeEventListener("abort", onAbort);
@@ -146,9 +121,9 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   return {
     exitCode: proc.signalCode ? null : exitCode,
     signal: proc.signalCode === null ? null : String(proc.signalCode),
-    stdout: out.text(),
-    stderr: err.text(),
-    droppedBytes: out.dropped + err.dropped,
+    stdout: out.result(),
+    stderr: err.result(),
+    spool: spool?.finish() ?? { kind: "none" },
     timedOut,
     aborted,
     durationMs: Math.round(performance.now() - started),

@@ -9,6 +9,10 @@ export interface ToolContext {
   /** Absolute workspace root (its real path); every path argument is resolved and confined under it. */
   root: string;
   signal: AbortSignal;
+  /** The model's id for this call; names the files a call leaves (a command's full output). */
+  callId?: string;
+  /** The session's directory for full tool outputs; absent in tests and listings (then only head and tail are kept). */
+  outputDir?: string;
 }
 
 export interface ToolResult {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { decode } from "@toon-format/toon";
 import { countTokens } from "../../src/prompt/tokens.ts";
@@ -73,6 +73,7 @@ describe("valarmind compact", () => {
 
   test("--check exits 1 when state.toon is missing or stale, 0 when fresh, and writes nothing", async () => {
     const dir = await workspaceWith(state20x30());
+    await rm(join(dir, TOON)); // init wrote it for the empty state
     const missing = await runCli(["compact", "--check"], { cwd: dir });
     expect(missing.code).toBe(1);
     expect(missing.stdout).toContain("is missing");
@@ -103,11 +104,15 @@ describe("valarmind compact", () => {
     expect(r.stderr).toContain("valarmind init");
   });
 
-  test("an invalid state.json is kept aside and the fresh state is compacted", async () => {
+  test("an invalid state.json is reported (exit 2) and left where it is; state.toon is not touched", async () => {
     const dir = await workspaceWith("[1, 2");
+    const toonBefore = await readFile(join(dir, TOON), "utf8");
     const r = await runCli(["compact"], { cwd: dir });
-    expect(r.code).toBe(0);
-    expect(r.stderr).toContain("It was kept as");
-    expect(decode(await readFile(join(dir, TOON), "utf8"))).toMatchObject({ goal: "", tasks_open: [] });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("not valid JSON");
+    expect(r.stderr).toContain("Nothing was changed");
+    expect(await readFile(join(dir, STATE), "utf8")).toBe("[1, 2");
+    expect(await readFile(join(dir, TOON), "utf8")).toBe(toonBefore);
+    expect(decode(toonBefore)).toMatchObject({ goal: "", tasks_open: [] });
   });
 });

@@ -87,15 +87,18 @@ describe("valarmind state", () => {
     expect(await stateOf(dir)).toMatchObject({ goal: "fresh", tasks_open: [] });
   });
 
-  test("a schema violation names the file and JSON pointer, and the file is kept aside", async () => {
+  test("a schema violation names the file and JSON pointer; show leaves the file (exit 2), a change keeps it aside", async () => {
     const dir = await initialized();
-    const invalid = { ...emptyState(), decisions_recent: [{ id: "ADR-0001", title: "x", why: "y", ts: "last tuesday" }] };
-    await writeFile(join(dir, STATE), JSON.stringify(invalid));
+    const invalid = JSON.stringify({ ...emptyState(), decisions_recent: [{ id: "ADR-0001", title: "x", why: "y", ts: "last tuesday" }] });
+    await writeFile(join(dir, STATE), invalid);
     const r = await runCli(["state", "show"], { cwd: dir });
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${join(dir, STATE)}: /decisions_recent/0/ts: must be a date-time string`);
-    expect(r.stderr).toContain("It was kept as");
-    expect(r.stdout).toContain("Decisions (0)");
+    expect(r.stdout).toBe("");
+    expect(await readFile(join(dir, STATE), "utf8")).toBe(invalid);
+    const change = await runCli(["state", "now", "fresh"], { cwd: dir });
+    expect(change.code).toBe(0);
+    expect(change.stderr).toContain("It was kept as");
   });
 
   test("a state from a newer valarmind is refused with exit 2 and left untouched", async () => {
@@ -109,7 +112,7 @@ describe("valarmind state", () => {
       expect(r.stderr).toContain("Upgrade valarmind");
     }
     expect(await readFile(join(dir, STATE), "utf8")).toBe(newer);
-    expect(await readdir(join(dir, ".valarmind/memory"))).toEqual(["schemas", "state.json"]);
+    expect((await readdir(join(dir, ".valarmind/memory"))).sort()).toEqual(["schemas", "state.json", "state.toon"]);
   });
 
   test("20 concurrent 'state task add' processes all land", async () => {

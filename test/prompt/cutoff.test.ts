@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { BudgetExceededError } from "../../src/prompt/budget-error.ts";
 import { buildRequest, exactCounter } from "../../src/prompt/builder.ts";
+import { buildSummaryRequest } from "../../src/prompt/special-requests.ts";
 import type { Manifest } from "../../src/prompt/manifest-schema.ts";
 import { STATE_TOKEN_FLOOR } from "../../src/state/projection.ts";
 import { fullInput, SETTINGS } from "./support/build-fixture.ts";
@@ -100,7 +101,9 @@ describe("cutoff policy", () => {
     const steps = manifest.cutoff_steps.map((s) => s.step);
     expect(steps.slice(0, 4)).toEqual(["trim_state", "fold_window", "fold_window", "fold_window"]);
     expect(steps).toContain("evict_working_set");
-    for (const step of manifest.cutoff_steps) expect(step.tokens_after).toBeLessThanOrEqual(step.tokens_before);
+    // Every step shrinks the request, but restore_state, which gives the state back what later steps freed.
+    for (const step of manifest.cutoff_steps.filter((s) => s.step !== "restore_state")) expect(step.tokens_after).toBeLessThanOrEqual(step.tokens_before);
+    for (const step of manifest.cutoff_steps) expect(step.tokens_after).toBeLessThanOrEqual(step.tokens_before === step.tokens_after ? step.tokens_after : Math.max(step.tokens_before, 3000));
     expect(manifest.total_tokens).toBeLessThanOrEqual(3000);
     // Never cut: core rules and the current message.
     expect(manifest.items.map((i) => i.id)).toContain("core_rules");
@@ -122,6 +125,36 @@ describe("cutoff policy", () => {
     expect(error).toBeInstanceOf(BudgetExceededError);
     expect((error as Error).message).toContain("after every cutoff step");
     expect((error as BudgetExceededError).largest[0]?.id).toBe("project_instructions");
+  });
+
+  test("last resort: a message over what the budget leaves is cut head+tail with a note, after the summary and state go", async () => {
+    const paste = Array.from({ length: 400 }, (_, i) => `line ${i}: GET /links status=200 ms=${i % 97}`).join("\n");
+    const input = await fullInput({ task: { userText: `HEAD-MARK ${paste} TAIL-MARK`, items: [] }, budgetTokens: 3500 });
+    const { manifest, request } = await buildRequest(input);
+    const steps = manifest.cutoff_steps.map((s) => s.step);
+    const lastResort = [...new Set(steps.filter((s) => ["trim_context", "shorten_summary", "drop_state", "shorten_message"].includes(s)))];
+    expect(lastResort).toEqual(["trim_context", "shorten_summary", "drop_state", "shorten_message"]);
+    expect(steps.at(-1)).toBe("shorten_message");
+    expect(manifest.total_tokens).toBeLessThanOrEqual(3500);
+    expect(manifest.dropped).toContainEqual(expect.objectContaining({ id: "task:message", reason: "shortened_head_tail" }));
+    const message = JSON.stringify(request.input.at(-1));
+    expect(message).toContain("HEAD-MARK");
+    expect(message).toContain("TAIL-MARK");
+    expect(message).toContain("tokens omitted");
+    expect(message).toContain("its middle was cut");
+    expect(manifest.items.map((i) => i.id)).toContain("core_rules");
+  });
+
+  test("a summary request whose folded turn holds a giant paste cuts that text head+tail instead of failing", async () => {
+    const paste = Array.from({ length: 600 }, (_, i) => `row ${i}: ${"data ".repeat(6)}end`).join("\n");
+    const turns = [{ turn: 5, user: `START ${paste} END`, items: [{ kind: "assistant" as const, text: "Looked at it." }] }];
+    const { manifest, request } = await buildSummaryRequest({ settings: { ...SETTINGS, maxContextTokens: 1500 }, sessionId: "test1234", turn: 6, previous: undefined, evictedTurns: turns });
+    expect(manifest.cutoff_steps.map((s) => s.step)).toEqual(["shorten_evicted_turns"]);
+    expect(manifest.total_tokens).toBeLessThanOrEqual(1500);
+    expect(manifest.dropped).toContainEqual(expect.objectContaining({ id: "turn:5", reason: "shortened_head_tail" }));
+    const text = JSON.stringify(request.input);
+    expect(text).toContain("START");
+    expect(text).toContain("END");
   });
 
   test("the default settings budget comes from maxContextTokens", async () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { makeGitWorkspace } from "../agent/support/agent-harness.ts";
 import { CLI_ENTRY, cleanupTempDirs, makeTempDir } from "../support/cli.ts";
 import { startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
-import { killTerminals, requireTmux, TmuxTerminal } from "../support/tmux.ts";
+import { chatTerminalEnvironment, killTerminals, requireTmux, TmuxTerminal } from "../support/tmux.ts";
 
 const EXIT_MARK = /EXIT:(\d+):END/;
 let server: FakeResponsesServer | undefined;
@@ -19,16 +19,6 @@ afterEach(async () => {
 });
 afterAll(cleanupTempDirs);
 
-async function environment(config: string, baseURL: string): Promise<Record<string, string>> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined || name.startsWith("OPENAI_") || name.startsWith("VALARMIND_") || name === "TMUX") continue;
-    env[name] = value;
-  }
-  for (const name of ["MAX_CONTEXT_TOKENS", "SHORT_BUFFER_TURNS"]) delete env[name];
-  return { ...env, NO_COLOR: "1", TERM: "xterm-256color", XDG_CONFIG_HOME: config, OPENAI_BASE_URL: baseURL };
-}
-
 test("asks once, shows what the project config would change, stores the answer", async () => {
   requireTmux();
   server = startFakeResponsesServer();
@@ -37,7 +27,7 @@ test("asks once, shows what the project config would change, stores the answer",
   mkdirSync(join(root, ".valarmind"), { recursive: true });
   writeFileSync(join(root, ".valarmind", "config.json"), JSON.stringify({ approvals: "full-auto" }));
   const config = await makeTempDir("valarmind-tmux-config-");
-  const term = await TmuxTerminal.start({ cwd: root, env: await environment(config, server.baseURL), columns: 110, rows: 30 });
+  const term = await TmuxTerminal.start({ cwd: root, env: chatTerminalEnvironment(config, server.baseURL), columns: 110, rows: 30 });
 
   await term.type(`'${process.execPath}' '${CLI_ENTRY}' chat; echo "EXIT:$?:END"`);
   await term.press("Enter");

@@ -69,14 +69,16 @@ describe("session transcript", () => {
     expect(again.records[1]).toMatchObject({ kind: "note", what: "torn_line_recovered", text: '{"v":1,"kind":"assistant","turn":1,"st' });
   });
 
-  test("damage before the last line is an error naming the file and line", async () => {
+  test("damage before the last line is skipped and reported with its line (ADR 0072)", async () => {
     const paths = await workspace();
     const session = createSession(paths, { model: "m", cwd: "/", id: "bad01" });
     session.append({ kind: "user", turn: 1, text: "x" });
     session.close();
     const text = readFileSync(session.file, "utf8");
     writeFileSync(session.file, `${text}not json\n${text.split("\n")[1]}\n`);
-    expect(() => readSession(session.file)).toThrow(/bad01\.jsonl:3: not valid JSON/);
+    const read = readSession(session.file);
+    expect(read.damaged).toEqual([{ line: 3, text: "not json", reason: expect.stringContaining("not valid JSON") }]);
+    expect(read.records.map((r) => r.kind)).toEqual(["user", "user"]);
   });
 
   test("a record from a newer valarmind is a usage error", async () => {

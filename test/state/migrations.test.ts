@@ -24,8 +24,12 @@ describe("migrateState", () => {
   });
 
   test("a missing step or a missing version is unreadable", () => {
-    expect(migrateState({ schema_version: 0 }, [], 1)).toEqual({ kind: "unreadable", reason: "no migration from schema_version 0 to 1" });
-    expect(migrateState({}, steps, 2)).toMatchObject({ kind: "unreadable", reason: "schema_version is missing, expected an integer" });
+    expect(migrateState({ schema_version: 0 }, [], 1)).toEqual({
+      kind: "unreadable",
+      reason: "not a valarmind state file: its schema_version is 0, and the oldest format valarmind wrote is 1",
+    });
+    expect(migrateState({ schema_version: 1 }, [], 2)).toEqual({ kind: "unreadable", reason: "at schema_version 1, which this valarmind cannot migrate (no step from 1 to 2)" });
+    expect(migrateState({}, steps, 2)).toMatchObject({ kind: "unreadable", reason: "not a valarmind state file: its schema_version is missing (expected an integer, 2 today)" });
     expect(migrateState({ schema_version: "1" }, steps, 2).kind).toBe("unreadable");
   });
 

@@ -60,10 +60,21 @@ describe("StateStore", () => {
     expect(await readFile(paths.stateJson, "utf8")).toBe(before);
   });
 
-  test("unparsable JSON is moved aside, the notice says where, and a fresh state starts", async () => {
+  test("read never writes: an unparsable file is reported (source invalid, a problem, a notice) and left", async () => {
     const paths = await workspace();
     await writeFile(paths.stateJson, '{"schema_version": 1, "goal": ');
     const read = await new StateStore(paths, { clock: () => fixed }).read();
+    expect(read.source).toBe("invalid");
+    expect(read.state).toEqual(emptyState(fixed));
+    expect(read.problem).toContain(`${paths.stateJson} is not valid JSON`);
+    expect(read.notices[0]).toContain("It was left as it is");
+    expect(await readdir(paths.memoryDir)).toEqual(["state.json"]);
+  });
+
+  test("recover: unparsable JSON is moved aside, the notice says where, and a fresh state starts", async () => {
+    const paths = await workspace();
+    await writeFile(paths.stateJson, '{"schema_version": 1, "goal": ');
+    const read = await new StateStore(paths, { clock: () => fixed }).recover();
     expect(read.source).toBe("recovered");
     expect(read.state).toEqual(emptyState(fixed));
     const aside = `${paths.stateJson}.corrupt-2026-03-01T08-00-00-000Z`;
@@ -76,9 +87,9 @@ describe("StateStore", () => {
     const paths = await workspace();
     const store = new StateStore(paths, { clock: () => fixed });
     await writeFile(paths.stateJson, "first");
-    await store.read();
+    await store.recover();
     await writeFile(paths.stateJson, "second");
-    const read = await store.read();
+    const read = await store.recover();
     expect(read.notices[0]).toContain("corrupt-2026-03-01T08-00-00-000Z-2");
     const names = (await readdir(paths.memoryDir)).sort();
     expect(names).toEqual(["state.json.corrupt-2026-03-01T08-00-00-000Z", "state.json.corrupt-2026-03-01T08-00-00-000Z-2"]);
@@ -126,12 +137,27 @@ describe("StateStore", () => {
     expect(JSON.parse(await readFile(paths.stateJson, "utf8"))).toMatchObject({ schema_version: 1, goal: "old name" });
   });
 
-  test("without a migration path an old file is kept aside, not guessed at", async () => {
+  test("schema_version 0 (older than any format valarmind wrote) is not guessed at: kept aside by recover", async () => {
     const paths = await workspace();
     await writeFile(paths.stateJson, JSON.stringify({ schema_version: 0 }));
-    const read = await new StateStore(paths, { clock: () => fixed }).read();
+    const read = await new StateStore(paths, { clock: () => fixed }).recover();
     expect(read.source).toBe("recovered");
-    expect(read.notices[0]).toContain("no migration from schema_version 0 to 1");
+    expect(read.notices[0]).toContain("was not a valarmind state file: its schema_version is 0");
+  });
+
+  test("a lone surrogate is read as U+FFFD with a notice naming the pointer; read leaves the file, the next change writes it", async () => {
+    const paths = await workspace();
+    const raw = JSON.stringify({ ...emptyState(fixed), goal: "aXb", conventions: { "kYey": "v" } }).replace("X", "\\ud800").replace("Y", "\\udc00");
+    await writeFile(paths.stateJson, raw);
+    const store = new StateStore(paths, { clock: () => fixed });
+    const read = await store.read();
+    expect(read.state.goal).toBe("a\ufffdb");
+    expect(read.state.conventions).toEqual({ "k\ufffdey": "v" });
+    expect(read.notices.map((n) => n.split(": ")[1])).toEqual(["/goal", "/conventions/k\ufffdey (the name)"]);
+    expect(await readFile(paths.stateJson, "utf8")).toBe(raw);
+    const r = await store.update((s) => s);
+    expect(r.written).toBe(true);
+    expect(JSON.parse(await readFile(paths.stateJson, "utf8")).goal).toBe("a\ufffdb");
   });
 
   test("temp files left by a killed writer are removed by the next update", async () => {

@@ -151,3 +151,18 @@ export class TmuxTerminal {
 export async function killTerminals(): Promise<void> {
   await Promise.all([...live].map((terminal) => terminal.kill()));
 }
+
+/**
+ * The environment for running `valarmind chat` in a pane: the parent's, without anything that
+ * could change the run (OPENAI_*, VALARMIND_*, budgets, an outer TMUX), plus NO_COLOR, a known
+ * TERM, the given user config directory and the fake server's base URL.
+ */
+export function chatTerminalEnvironment(configDir: string, baseURL: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value === undefined || name.startsWith("OPENAI_") || name.startsWith("VALARMIND_") || name === "TMUX") continue;
+    if (name === "MAX_CONTEXT_TOKENS" || name === "SHORT_BUFFER_TURNS") continue;
+    env[name] = value;
+  }
+  return { ...env, NO_COLOR: "1", TERM: "xterm-256color", XDG_CONFIG_HOME: configDir, OPENAI_BASE_URL: baseURL };
+}

@@ -18,7 +18,7 @@ import {
   toolOutputsThisTurn,
   type FakeResponsesServer,
 } from "../support/fake-responses-server.ts";
-import { killTerminals, requireTmux, TmuxTerminal, type Termios } from "../support/tmux.ts";
+import { chatTerminalEnvironment, killTerminals, requireTmux, TmuxTerminal, type Termios } from "../support/tmux.ts";
 
 const SUM = "export const sum = (a: number, b: number) => a - b;\n";
 const FIXED = "export const sum = (a: number, b: number) => a + b;\n";
@@ -44,21 +44,8 @@ afterEach(async () => {
 });
 afterAll(cleanupTempDirs);
 
-/** The parent's environment without anything that could change the run, plus the fake server. */
 async function chatEnvironment(): Promise<Record<string, string>> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value === undefined || name.startsWith("OPENAI_") || name.startsWith("VALARMIND_") || name === "TMUX") continue;
-    env[name] = value;
-  }
-  for (const name of ["MAX_CONTEXT_TOKENS", "SHORT_BUFFER_TURNS"]) delete env[name];
-  return {
-    ...env,
-    NO_COLOR: "1",
-    TERM: "xterm-256color",
-    XDG_CONFIG_HOME: await makeTempDir("valarmind-tmux-config-"),
-    OPENAI_BASE_URL: server.baseURL,
-  };
+  return chatTerminalEnvironment(await makeTempDir("valarmind-tmux-config-"), server.baseURL);
 }
 
 const on = (modes: Termios, flag: string) => modes.get(flag) === true;

@@ -106,13 +106,15 @@ describe("run_shell", () => {
     expect(fifoHasNoReader(fifo)).toBe(true);
   });
 
-  test("captured output keeps head and tail within the capture cap", async () => {
+  test("captured output keeps head and tail within the capture cap, with byte and line counts", async () => {
     const root = makeWorkspace();
     const registry = registryFor(root, { tools: [createRunShellTool({ timeoutMs: 10_000, maxCaptureBytes: 100 })] });
     const outcome = await call(registry, "run_shell", { command: "seq 1 1000" });
-    expect(outcome.forModel).toMatch(/stdout:\n1\n2\n3\n/);
-    expect(outcome.forModel).toMatch(/\[… \d+ bytes of output dropped …\]/);
-    expect(outcome.forModel).toMatch(/999\n1000$/);
+    expect(outcome.forModel).toMatch(/stdout \(3893 bytes, 1000 lines; first and last shown\):\n1\n2\n3\n/);
+    expect(outcome.forModel).toMatch(/\[… \d+ bytes \(\d+ lines\) not shown …\]/);
+    expect(outcome.forModel).toMatch(/999\n1000\n/);
+    // No session directory here, so the model is told the middle is gone rather than given a path.
+    expect(outcome.forModel).toContain("(the full output was not kept: no session directory)");
   });
 
   test("an aborted signal before the start runs nothing", async () => {

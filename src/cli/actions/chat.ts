@@ -14,6 +14,9 @@ import { probeBubblewrap, sandboxUnavailableNotice } from "../../sandbox/bubblew
 import { createModelClient, endpointWarning, resolveEndpoint } from "../../model/client-factory.ts";
 import type { ResumeTarget } from "../../agent/session-memory.ts";
 import { AgentSession } from "../../agent/session.ts";
+import { sessionWaitMs } from "../../session/session-lock.ts";
+import { workspacePaths } from "../../config/paths.ts";
+import { StateStore } from "../../state/store.ts";
 import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
 import { createJsonPrinter } from "../../ui/print-json.ts";
@@ -81,6 +84,14 @@ function ignoredNotice(root: string, loaded: LoadedSettings): string | undefined
   return project && project.ignored.length > 0 ? ignoredSettingsMessage(root, project) : undefined;
 }
 
+/**
+ * Before the model works from the state: a state from a newer valarmind stops the run (exit 2); a
+ * bad one is moved aside, and what was done is returned so it is always announced.
+ */
+async function recoverState(root: string): Promise<string[]> {
+  return (await new StateStore(workspacePaths(root)).recover()).notices;
+}
+
 export async function runChat(opts: ChatOptions): Promise<number> {
   trace("chat: command loaded");
   const root = findWorkspaceRoot();
@@ -89,7 +100,8 @@ export async function runChat(opts: ChatOptions): Promise<number> {
     if (!loaded) return 0;
     const model = createModelClient({ settings: loaded.settings });
     const message = await readMessage(opts.print);
-    return runHeadless(opts, root, loaded, model, resumeTarget(opts), message);
+    const stateNotices = await recoverState(root);
+    return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices);
   }
 
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
@@ -101,7 +113,8 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   if (!loaded) return 0;
   const settings = loaded.settings;
   const model = createModelClient({ settings });
-  const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings)].filter((w): w is string => w !== undefined);
+  const stateNotices = await recoverState(root);
+  const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings), ...stateNotices].filter((w): w is string => w !== undefined);
   const [{ SessionChatController }, { runRepl }] = await Promise.all([import("../chat/chat-controller.ts"), import("../../ui/run-repl.ts")]);
   const controller = await SessionChatController.open({
     root,
@@ -122,14 +135,48 @@ async function runHeadless(
   model: ReturnType<typeof createModelClient>,
   resume: ResumeTarget,
   message: string,
+  stateNotices: readonly string[],
 ): Promise<number> {
   const settings = loaded.settings;
-  const session = await AgentSession.open({ root, settings, model, interactive: false, resume });
-  trace("chat: session open");
   const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
   const print = opts.json
     ? createJsonPrinter(write(process.stdout))
     : createHeadlessPrinter({ out: write(process.stdout), err: write(process.stderr), streamText: process.stdout.isTTY === true, verbose: opts.verbose === true });
+
+  // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping us) end the turn like Ctrl+C.
+  // Installed before the session opens: a signal while waiting for a busy session forks it, so
+  // the message is still saved (as an aborted turn).
+  const abort = new AbortController();
+  let endedBy: EndingSignal | undefined;
+  const handlers = (Object.keys(SIGNAL_EXIT_CODES) as EndingSignal[]).map((signal) => {
+    const handler = (): void => {
+      endedBy ??= signal;
+      abort.abort();
+      // Removed only after this signal's other listeners ran: proper-lockfile's signal-exit kills
+      // the process at once when it finds itself the only listener. A second signal then does.
+      setImmediate(() => process.off(signal, handler));
+    };
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
+  const removeHandlers = (): void => {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  };
+  let session: AgentSession;
+  try {
+    session = await AgentSession.open({
+      root,
+      settings,
+      model,
+      interactive: false,
+      resume,
+      busySession: { waitMs: sessionWaitMs(process.env), signal: abort.signal, onWait: (message) => print({ type: "notice", message, code: "session_busy" }) },
+    });
+  } catch (error) {
+    removeHandlers();
+    throw error;
+  }
+  trace("chat: session open");
   if (session.resumed && session.transcriptPath) {
     print({ type: "session_start", sessionId: session.sessionId, transcriptPath: session.transcriptPath, resumed: true });
   }
@@ -137,30 +184,24 @@ async function runHeadless(
   if (ignored) print({ type: "notice", message: ignored, code: "untrusted_project_settings" });
   const unsandboxed = sandboxNotice(settings);
   if (unsandboxed) print({ type: "notice", message: unsandboxed, code: "sandbox_unavailable" });
-  for (const notice of session.openNotices) print({ type: "notice", message: notice });
+  for (const notice of stateNotices) print({ type: "notice", message: notice, code: "state_moved_aside" });
+  for (const notice of session.openNoticeEvents) print({ type: "notice", ...notice });
 
-  // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping us) end the turn like Ctrl+C.
-  const abort = new AbortController();
-  let endedBy: EndingSignal | undefined;
-  const handlers = (Object.keys(SIGNAL_EXIT_CODES) as EndingSignal[]).map((signal) => {
-    const handler = (): void => {
-      endedBy ??= signal;
-      abort.abort();
-    };
-    process.once(signal, handler);
-    return [signal, handler] as const;
-  });
   let stopReason = "error";
+  let overBudget = false;
   try {
     for await (const event of session.submit(message, abort.signal)) {
       print(event);
       if (event.type === "turn_end") stopReason = event.stopReason;
+      if (event.type === "error" && event.kind === "budget") overBudget = true;
     }
   } finally {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
+    removeHandlers();
     await session.close();
   }
   if (endedBy !== undefined) return SIGNAL_EXIT_CODES[endedBy];
   if (stopReason === "aborted") return EXIT_INTERRUPTED;
+  // A budget (--budget, MAX_CONTEXT_TOKENS) too small for what must be sent is a configuration problem.
+  if (overBudget && stopReason === "error") return 2;
   return stopReason === "completed" || stopReason === "incomplete" ? 0 : 1;
 }

@@ -9,6 +9,7 @@ import { ValarmindError } from "../../errors.ts";
 import { countTokens, tokenizerInfo } from "../../prompt/tokens.ts";
 import { STATE_TOKEN_FLOOR } from "../../state/projection.ts";
 import { serializeState, StateStore } from "../../state/store.ts";
+import { requireValidState } from "./require-valid-state.ts";
 import { syncStateToon } from "../../state/state-toon-file.ts";
 import { formatCompactReport, type CompactReport } from "./compact-report.ts";
 
@@ -22,6 +23,7 @@ export interface CompactOptions {
 export async function runCompact(options: CompactOptions): Promise<number> {
   const paths = workspacePaths(findWorkspaceRoot());
   const read = await new StateStore(paths).read();
+  requireValidState(read);
   for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
   if (read.source === "missing") {
     throw new ValarmindError(`no working state at ${paths.stateJson}`, { hint: "Run 'valarmind init' first." });

@@ -3,9 +3,11 @@
  * valarmind's own generated files (the schema), never overwrites a user's file, and appends only
  * the missing lines to .gitignore.
  */
+import { realpathSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
+import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
+import { UsageError } from "../../errors.ts";
 import { ensureValarmindDir } from "../../config/valarmind-dir.ts";
 import { writeFileAtomic } from "../../state/atomic-write.ts";
 import { stateJsonSchema } from "../../state/schema.ts";
@@ -74,7 +76,29 @@ async function ensureSchema(paths: WorkspacePaths): Promise<string> {
   return `${before === undefined ? "wrote" : "updated"} ${name}`;
 }
 
-export async function runInit(root: string): Promise<void> {
+/** The workspace `root` already belongs to (a git repository or an initialised folder above it), if any. */
+function enclosingWorkspace(root: string): string | undefined {
+  let found: string;
+  try {
+    found = findWorkspaceRoot(root);
+  } catch {
+    return undefined; // $HOME or /: init there is how a user says they mean it
+  }
+  return found === realpathSync(root) ? undefined : found;
+}
+
+/**
+ * Sets up `root`. Inside another workspace (a subdirectory of a git repository or of an
+ * initialised folder) valarmind would work from that one, so a nested workspace is made only on
+ * purpose (`here`).
+ */
+export async function runInit(root: string, options: { here?: boolean } = {}): Promise<void> {
+  const outer = options.here === true ? undefined : enclosingWorkspace(root);
+  if (outer !== undefined) {
+    throw new UsageError(`${root} is inside the workspace ${outer}; valarmind already works from there, so nothing was created`, {
+      hint: `Run 'valarmind init' in ${outer}, or 'valarmind init --here' to make ${root} a workspace of its own (commands run below it then use it).`,
+    });
+  }
   const paths = workspacePaths(root);
   const lines = ensureDirs(paths);
   const template = await Bun.file(TEMPLATE).text();
@@ -84,6 +108,12 @@ export async function runInit(root: string): Promise<void> {
   for (const notice of ensured.notices) process.stderr.write(`valarmind: ${notice}\n`);
   const stateName = relative(root, paths.stateJson);
   lines.push(ensured.created ? `created ${stateName} (empty working state)` : `kept ${stateName} (valid)`);
+  // state.toon is derived, but `compact --check` (CI, a pre-commit hook) expects it right after init.
+  const { syncStateToon } = await import("../../state/state-toon-file.ts");
+  const { state } = await new StateStore(paths).read();
+  const toon = await syncStateToon(paths.stateToon, state);
+  const toonName = relative(root, paths.stateToon);
+  lines.push(toon.written ? `wrote ${toonName} (its prompt projection)` : `kept ${toonName} (up to date)`);
   lines.push(await ensureGitignore(root));
   process.stdout.write(`valarmind workspace: ${root}\n${lines.map((l) => `  ${l}`).join("\n")}\n`);
 }

@@ -3,6 +3,8 @@ import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { describeSession, findSession, listSessions, readSession } from "../../session/transcript.ts";
 import type { TranscriptRecord } from "../../session/transcript-schema.ts";
+import { damagedSideFile } from "../../session/damaged-lines.ts";
+import { describeRenumbering } from "../../session/turn-order.ts";
 
 function oneLine(text: string, max = 70): string {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -75,5 +77,7 @@ export async function showSessionCommand(id: string, opts: { json: boolean; raw:
     if (text !== undefined) process.stdout.write(`${text}\n`);
   }
   if (read.tornTail !== undefined) process.stdout.write(`— the last line is incomplete (a crash mid-write); it is kept on the next --resume\n`);
+  for (const d of read.damaged) process.stdout.write(`— line ${d.line} is damaged and skipped (${d.reason}); kept verbatim in ${damagedSideFile(ref.file)} on the next --resume\n`);
+  if (read.renumbered.length > 0) process.stdout.write(`— turns written by two processes at once, renumbered: ${describeRenumbering(read.renumbered)}\n`);
   return 0;
 }

@@ -1,14 +1,16 @@
-/** `valarmind state show [--json|--toon|--all]`. Reading never writes, except to move a corrupt file aside. */
+/** `valarmind state show [--json|--toon|--all]`. Reading never writes: a bad file is reported (exit 2) and left. */
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { UsageError } from "../../errors.ts";
 import { serializeState, StateStore } from "../../state/store.ts";
+import { requireValidState } from "./require-valid-state.ts";
 import { renderStateView, useColor } from "./state-view.ts";
 
 export async function runStateShow(opts: { json?: boolean; toon?: boolean; all?: boolean }): Promise<void> {
   if (opts.json && opts.toon) throw new UsageError("--json and --toon cannot be used together");
   const paths = workspacePaths(findWorkspaceRoot());
   const read = await new StateStore(paths).read();
+  requireValidState(read);
   for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
   if (read.source === "missing") {
     process.stderr.write(`valarmind: no working state yet at ${paths.stateJson} (showing the empty state; 'valarmind init' sets up the workspace)\n`);

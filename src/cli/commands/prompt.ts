@@ -26,6 +26,16 @@ export function registerPrompt(program: Command): void {
       }
       const tokens = opts.tokens;
       if (tokens !== "local" && tokens !== "api") throw new UsageError(`--tokens must be 'local' or 'api', got ${JSON.stringify(tokens)}`);
+      const inspecting = opts.list === true || typeof opts.show === "string" || Array.isArray(opts.diff);
+      if (!inspecting) {
+        // The dry run is read-only: a bad state.json is reported and left, never moved aside.
+        const [{ findWorkspaceRoot, workspacePaths }, { StateStore }, { requireValidState }] = await Promise.all([
+          import("../../config/paths.ts"),
+          import("../../state/store.ts"),
+          import("../actions/require-valid-state.ts"),
+        ]);
+        requireValidState(await new StateStore(workspacePaths(findWorkspaceRoot())).read());
+      }
       const { runPrompt } = await import("../prompt/run-prompt.ts");
       process.exitCode = await runPrompt({
         message: words.length > 0 ? words.join(" ") : undefined,

@@ -13,11 +13,22 @@ export function callLabel(m: Manifest): string {
   return `turn ${m.turn}·${m.step}${m.purpose === "turn" ? "" : ` ${m.purpose}`}`;
 }
 
-export function formatManifestList(sessionId: string, dir: string, list: readonly ListedManifest[], paint: Paint): string {
+/** A manifest file that could not be read: listed in its place, so the numbers stay those of --show. */
+export interface DamagedManifest {
+  path: string;
+  problem: string;
+}
+
+export function formatManifestList(sessionId: string, dir: string, list: ReadonlyArray<ListedManifest | DamagedManifest>, paint: Paint): string {
   if (list.length === 0) return `session ${sessionId}: no manifests yet in ${dir} (each model call writes one)\n`;
   const out = [`${paint("bold", `session ${sessionId}`)} · ${list.length} manifest${list.length === 1 ? "" : "s"} in ${dir}`, ""];
   out.push(paint("dim", `  ${padStart("#", 3)}  ${padEnd("call", 16)}  ${padEnd("time", 8)}  ${padStart("total", 7)} / ${padEnd("budget", 7)}  ${padStart("stable", 6)}  ${padStart("cached", 6)}  cut`));
-  list.forEach(({ path, manifest: m }, index) => {
+  list.forEach((entry, index) => {
+    if (!("manifest" in entry)) {
+      out.push(`  ${padStart(String(index + 1), 3)}  ${paint("yellow", "damaged, skipped")}  ${paint("dim", basename(entry.path))} (valarmind prompt --show ${index + 1} says why)`);
+      return;
+    }
+    const { path, manifest: m } = entry;
     const cached = m.usage ? percent(m.usage.cached, m.usage.input) : "–";
     const cut = m.cutoff_steps.length > 0 ? paint("yellow", m.cutoff_steps.map((s) => s.step).join(", ")) : "–";
     out.push(

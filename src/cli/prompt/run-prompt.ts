@@ -8,10 +8,10 @@ import { decideTrust } from "../actions/workspace-trust.ts";
 import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
 import { loadSettings } from "../../config/load-settings.ts";
 import type { Settings } from "../../config/settings-schema.ts";
-import { UsageError } from "../../errors.ts";
+import { UsageError, ValarmindError } from "../../errors.ts";
 import type { FunctionToolSpec } from "../../model/types.ts";
 import { diffManifests } from "../../prompt/manifest-diff.ts";
-import { readManifests } from "../../prompt/manifest.ts";
+import { readManifestEntries, type ManifestEntry } from "../../prompt/manifest.ts";
 import { buildNextRequest } from "../../prompt/next-request.ts";
 import { findSession, latestSession, type SessionRef } from "../../session/transcript.ts";
 import { formatManifestDiff, formatManifestList, type ListedManifest } from "./history-report.ts";
@@ -80,14 +80,22 @@ function sessionFor(paths: WorkspacePaths, id: string | undefined): SessionRef {
   return ref;
 }
 
-/** Resolves `--show`/`--diff` selectors: a 1-based index from --list, a negative index from the end, or "turn-step" (12-1). */
-function pick(list: readonly ListedManifest[], selector: string): ListedManifest {
+/**
+ * Resolves `--show`/`--diff` selectors: a 1-based index from --list, a negative index from the end,
+ * or "turn-step" (12-1). A damaged manifest is an error saying what is wrong with it.
+ */
+function pick(list: readonly ManifestEntry[], selector: string): ListedManifest {
   const index = /^-?\d+$/.test(selector) ? Number(selector) : undefined;
-  let found: ListedManifest | undefined;
+  let found: ManifestEntry | undefined;
   if (index !== undefined) found = index < 0 ? list.at(index) : list[index - 1];
   else {
     const m = /^(\d+)[-·.](\d+)$/.exec(selector);
-    if (m) found = list.find((x) => x.manifest.turn === Number(m[1]) && x.manifest.step === Number(m[2]) && x.manifest.purpose === "turn");
+    if (m) found = list.find((x) => "manifest" in x && x.manifest.turn === Number(m[1]) && x.manifest.step === Number(m[2]) && x.manifest.purpose === "turn");
+  }
+  if (found && !("manifest" in found)) {
+    throw new ValarmindError(`manifest ${selector} is damaged: ${found.problem}`, {
+      hint: "A manifest only describes a past call: delete the file or restore it; the other manifests are unaffected (valarmind prompt --list).",
+    });
   }
   if (!found) {
     throw new UsageError(`no manifest '${selector}' in this session (it has ${list.length})`, {
@@ -99,10 +107,11 @@ function pick(list: readonly ListedManifest[], selector: string): ListedManifest
 
 async function history(paths: WorkspacePaths, opts: PromptOptions): Promise<number> {
   const ref = sessionFor(paths, opts.session);
-  const list = await readManifests(ref.dir);
+  const list = await readManifestEntries(ref.dir);
   const paint = makePaint(colorEnabled());
   if (opts.list) {
-    if (opts.json) write(`${JSON.stringify(list.map((x) => ({ path: x.path, ...x.manifest })), null, 2)}\n`);
+    for (const entry of list) if ("problem" in entry) process.stderr.write(`valarmind: skipped a damaged manifest: ${entry.problem}\n`);
+    if (opts.json) write(`${JSON.stringify(list.map((x) => ("manifest" in x ? { path: x.path, ...x.manifest } : { path: x.path, damaged: x.problem })), null, 2)}\n`);
     else write(formatManifestList(ref.id, relative(process.cwd(), ref.dir) || ref.dir, list, paint));
     return 0;
   }

@@ -1,5 +1,6 @@
 /** Where a completion applies in the buffer and how accepting one rewrites it. Pure. */
 import type { EditorBuffer } from "./editor-buffer.ts";
+import { slashUsage } from "../slash/slash-catalog.ts";
 
 export type CompletionContext =
   | { kind: "command"; query: string; start: number; end: number }
@@ -51,5 +52,5 @@ export function filterCommands(
   const q = query.toLowerCase();
   return commands
     .filter((command) => command.name.toLowerCase().startsWith(q))
-    .map((command) => ({ value: command.name, label: `/${command.usage}`, detail: command.description }));
+    .map((command) => ({ value: command.name, label: slashUsage(command.usage), detail: command.description }));
 }

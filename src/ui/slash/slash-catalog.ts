@@ -36,10 +36,16 @@ const KEYS: readonly string[] = [
   "Ctrl+A/E line start/end · Ctrl+U/K delete to start/end · Ctrl+W delete word",
 ];
 
+/** `/goal TEXT`: the core writes usages with their slash, the UI's own without; show one slash either way. */
+export function slashUsage(usage: string): string {
+  return `/${usage.replace(/^\/+/, "")}`;
+}
+
 export function helpOutput(catalog: readonly CommandInfo[]): CommandOutput {
-  const width = Math.max(...catalog.map((command) => command.usage.length)) + 1;
+  const usages = catalog.map((command) => slashUsage(command.usage));
+  const width = Math.max(...usages.map((usage) => usage.length)) + 1;
   return {
     title: "Commands",
-    lines: [...catalog.map((command) => `/${command.usage.padEnd(width)} ${command.description}`), "", "Keys", ...KEYS],
+    lines: [...catalog.map((command, i) => `${(usages[i] ?? "").padEnd(width)} ${command.description}`), "", "Keys", ...KEYS],
   };
 }

@@ -1,0 +1,50 @@
+/**
+ * Issue 10, item 7: a writer killed while holding the state lock must not block the next writer
+ * for the 5 s stale time. The lock records its holder (pid, hostname); a dead holder on this host
+ * is taken over at once, and the trace says so.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { cleanupTempDirs, makeTempDir, readUntil, runCli, spawnCli } from "../support/cli.ts";
+
+afterAll(cleanupTempDirs);
+
+const STATE = ".valarmind/memory/state.json";
+
+describe("the state lock of a killed writer", () => {
+  test("is taken over at once: the next writer's trace shows the takeover and it does not wait for staleness", async () => {
+    const dir = await makeTempDir();
+    expect((await runCli(["init"], { cwd: dir })).code).toBe(0);
+    const writer = spawnCli(["state", "goal", "never lands"], { cwd: dir, env: { VALARMIND_TEST_HOLD_AFTER_TEMP: "1" } });
+    await readUntil(writer.stderr, (text) => text.includes("valarmind-test: temp written"));
+    const owner = JSON.parse(readFileSync(join(dir, `${STATE}.lock`, "owner.json"), "utf8"));
+    expect(owner).toEqual({ pid: writer.pid, hostname: hostname() });
+    writer.kill("SIGKILL");
+    await writer.exited;
+
+    const started = performance.now();
+    const next = await runCli(["state", "now", "after the crash"], { cwd: dir, env: { VALARMIND_TRACE: "1" } });
+    const elapsed = performance.now() - started;
+    expect(next.code).toBe(0);
+    expect(next.stderr).toContain(`state lock: took over ${join(dir, `${STATE}.lock`)} from pid ${writer.pid}, which no longer exists`);
+    expect(elapsed).toBeLessThan(2_000); // the stale time is 5 s
+    expect(JSON.parse(readFileSync(join(dir, STATE), "utf8")).now).toBe("after the crash");
+    expect(existsSync(join(dir, `${STATE}.lock`))).toBe(false); // released with its owner file
+  }, 20_000);
+
+  test("a live holder's lock is not taken over (the second writer waits for the first)", async () => {
+    const dir = await makeTempDir();
+    expect((await runCli(["init"], { cwd: dir })).code).toBe(0);
+    const writer = spawnCli(["state", "goal", "held"], { cwd: dir, env: { VALARMIND_TEST_HOLD_AFTER_TEMP: "1" } });
+    await readUntil(writer.stderr, (text) => text.includes("valarmind-test: temp written"));
+    const second = spawnCli(["state", "now", "second"], { cwd: dir, env: { VALARMIND_TRACE: "1" } });
+    const secondDone = second.exited.then(() => "exited" as const);
+    const holding = await Promise.race([secondDone, Bun.sleep(1_000).then(() => "waiting" as const)]);
+    expect(holding).toBe("waiting");
+    writer.kill("SIGKILL");
+    expect(await second.exited).toBe(0);
+    expect(await new Response(second.stderr).text()).toContain(`from pid ${writer.pid}`);
+  }, 20_000);
+});
