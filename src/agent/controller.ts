@@ -3,7 +3,7 @@
  * subscribes to the events of each turn and renders the plain data the other methods return.
  * It never touches the model, the disk or the tools itself.
  */
-import type { AgentEvent } from "./events.ts";
+import type { AgentEvent, ApprovalDecision } from "./events.ts";
 
 export type ApprovalMode = "suggest" | "auto-edit" | "full-auto";
 
@@ -41,8 +41,13 @@ export interface SessionListing {
 
 export interface ChatController {
   status(): StatusSnapshot;
-  /** Runs one user turn; the iterable ends after `turn_end`. Aborting the signal ends the turn cleanly. */
+  /**
+   * Runs one user turn, then its settle step (a window fold): the turn's events end with
+   * `turn_end`; the fold's (`window_slid`, notices) follow. Aborting the signal ends both cleanly.
+   */
   submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent>;
+  /** Answers the running turn's `approval_request` with this id; false if nothing waits on it. */
+  answer(id: string, decision: ApprovalDecision): boolean;
   /** Runs a slash command (without the leading "/"), e.g. ("goal", "ship v1"), ("manifest", "3"). */
   runCommand(name: string, args: string): Promise<CommandOutput>;
   /** The slash commands the core supports, for completion and /help. */

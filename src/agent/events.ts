@@ -1,7 +1,8 @@
 /**
  * The one event stream every front end subscribes to (ink REPL, headless printer, JSON printer).
- * Front ends never talk to the model, the disk or the tools; they render these and answer
- * approval requests through the callback carried by `approval_request`.
+ * Front ends never talk to the model, the disk or the tools; they render these and answer an
+ * `approval_request` by its id (`answer(id, decision)` on the turn or the session), as Codex's
+ * protocol does: every event is data, so `--json` prints each one whole.
  */
 import type { ModelErrorKind, Usage } from "../model/types.ts";
 
@@ -54,6 +55,8 @@ export type AgentEvent =
   | { type: "tool_call_start"; callId: string; name: string; target: string }
   | {
       type: "approval_request";
+      /** What `answer(id, decision)` names; unique within the session. */
+      id: string;
       callId: string;
       name: string;
       description: string;
@@ -62,7 +65,6 @@ export type AgentEvent =
       warning?: string;
       /** What a session answer would remember; absent: only this call can be allowed. */
       remember?: SessionRemember;
-      respond: (decision: ApprovalDecision) => void;
     }
   | {
       type: "tool_call_end";
@@ -82,6 +84,7 @@ export type AgentEvent =
   | { type: "memory_updated"; what: string; afterUntrusted: boolean }
   /** Something the user should know that is not an error (a state file moved aside, a fallback used). */
   | { type: "notice"; message: string; code?: NoticeCode }
+  /** The window's older half folded into the summary: an event of the settle step, never of a turn. */
   | { type: "window_slid"; foldedTurns: number; summaryTokens: number }
   | { type: "error"; kind: ModelErrorKind | "budget" | "tool" | "internal"; message: string; hint?: string }
   | {
@@ -92,3 +95,8 @@ export type AgentEvent =
     };
 
 export type AgentEventType = AgentEvent["type"];
+
+export type TurnEndEvent = Extract<AgentEvent, { type: "turn_end" }>;
+
+/** Answers an `approval_request` by its id; false when nothing with that id is waiting. */
+export type AnswerApproval = (id: string, decision: ApprovalDecision) => boolean;

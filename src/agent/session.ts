@@ -1,22 +1,26 @@
 /**
  * AgentSession owns one conversation: its transcript, short-term memory, tools and approvals.
- * `submit` runs one user turn and returns its events; the session persists everything as it
- * happens (the user's message first, so nothing typed is ever lost), applies the builder's
- * budget changes, folds the window into the summary when it is full, and fsyncs at turn end.
+ * `submit` runs one user turn and returns its event stream; the session persists by subscribing
+ * to the turn loop's stream (the user's message first, so nothing typed is ever lost), runs a
+ * budget fold as its own step before a build that needs one, and fsyncs at turn end. `settle`
+ * then folds the window into the summary when it is full: a step of its own, after the answer.
  *
  *   const session = await AgentSession.open({ root, settings, model, interactive: false, resume: { kind: "new" } });
  *   for await (const event of session.submit("fix the test", signal)) render(event);
+ *   for await (const event of session.settle(signal)) render(event);
  */
 import { workspacePaths, type WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
 import { foldTurns, ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
-import { finalAnswer, type Turn } from "../memory/turn.ts";
+import { finalAnswer } from "../memory/turn.ts";
 import type { ModelClient } from "../model/types.ts";
-import { buildRequest, exactCounter } from "../prompt/builder.ts";
-import { readGitInfo } from "../prompt/git-info.ts";
-import { readInstructionFiles, refusedInstructionNotice } from "../prompt/instruction-files.ts";
-import { recordUsage, writeManifest } from "../prompt/manifest.ts";
+import { buildRequest, exactCounter, type BuildInput } from "../prompt/builder.ts";
+import { readGitInfo, type GitInfo } from "../prompt/git-info.ts";
+import { readInstructionFiles, refusedInstructionNotice, type InstructionFiles } from "../prompt/instruction-files.ts";
+import { writeManifest } from "../prompt/manifest.ts";
+import type { CurrentTask } from "../prompt/section.ts";
+import type { NewRecord } from "../session/transcript-schema.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
 import { createSession, type SessionTranscript } from "../session/transcript.ts";
 import type { HeldLock } from "../state/lock.ts";
@@ -25,15 +29,16 @@ import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
 import { ValarmindError } from "../errors.ts";
 import { trace } from "../trace.ts";
-import { EventChannel } from "./event-channel.ts";
-import type { AgentEvent } from "./events.ts";
+import { EventStream } from "./event-channel.ts";
+import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
+import { buildWithFolds } from "./fold-step.ts";
 import { ModelSummarizer } from "./model-summarizer.ts";
 import { applyPromotions } from "./promotion.ts";
 import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "./state-snapshot.ts";
 import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNotice } from "./session-memory.ts";
-import { toolMemory, type ToolMemory } from "./tool-memory.ts";
 import { recordTurnInMemory } from "./turn-memory.ts";
-import { runTurnLoop, type BuiltStep, type TurnLoopDeps } from "./turn-loop.ts";
+import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDeps, type TurnLoopEvent, type TurnOutcome } from "./turn-loop.ts";
+import { isRecordEvent, TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
 
 export interface AgentSessionOptions {
   root: string;
@@ -77,6 +82,9 @@ export class AgentSession {
   /** Held from the first write (or the resume) to close: one writer per session (ADR 0072). */
   private lock: HeldLock | undefined;
   private busy = false;
+  /** A turn ended and its settle step (window fold, snapshot, working-set record) has not run yet. */
+  private unsettled = false;
+  private running: TurnStream<TurnLoopEvent> | undefined;
   private readonly summarizer: Summarizer;
   private readonly model: ModelClient;
   private readonly count: (text: string) => number;
@@ -136,14 +144,21 @@ export class AgentSession {
     return this.busy;
   }
 
-  /** Runs one user turn. The iterable ends after `turn_end`; aborting `signal` ends the turn cleanly. */
-  submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent> {
-    const channel = new EventChannel<AgentEvent>();
-    const emit = (event: AgentEvent) => channel.push(event);
+  /**
+   * Runs one user turn: its event stream ends with `turn_end` (nothing of the turn comes after
+   * it) and `result()` is the turn's outcome; `answer(id, decision)` answers its approval
+   * requests. A window fold due after the turn is not part of it: `settle` runs it (a turn
+   * submitted before that settles first). Aborting `signal` ends the turn cleanly.
+   */
+  submit(text: string, signal: AbortSignal): TurnStream<AgentEvent> {
+    const stream = new TurnStream<AgentEvent>();
+    const emit = (event: AgentEvent) => stream.push(event);
+    stream.answerBy((id, decision) => this.answer(id, decision));
     if (this.busy) {
-      emit({ type: "error", kind: "internal", message: "a turn is already running; wait for it or abort it first" });
-      channel.close();
-      return channel;
+      const message = "a turn is already running; wait for it or abort it first";
+      emit({ type: "error", kind: "internal", message });
+      stream.end(failedOutcome(this.memory.lastTurn, text, message));
+      return stream;
     }
     this.busy = true;
     let ended = false;
@@ -151,19 +166,62 @@ export class AgentSession {
       if (event.type === "turn_end") ended = true;
       emit(event);
     };
-    this.runTurn(text, signal, tracked)
-      .catch((error: unknown) => {
+    const run = async (): Promise<TurnOutcome> => {
+      // A front end that did not settle the last turn: its fold runs first, as its own step.
+      if (this.unsettled) await this.settleNow(signal, emit);
+      return this.runTurn(text, signal, tracked);
+    };
+    run().then(
+      (outcome) => {
+        this.busy = false;
+        stream.end(outcome);
+      },
+      (error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         const hint = error instanceof ValarmindError ? error.hint : undefined;
         emit({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
-        // A failure after the answer (folding the window) must not end the turn a second time.
         if (!ended) emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
-      })
-      .finally(() => {
         this.busy = false;
-        channel.close();
-      });
-    return channel;
+        stream.end(failedOutcome(this.memory.lastTurn, text, message));
+      },
+    );
+    return stream;
+  }
+
+  /** Answers the running turn's `approval_request` with this id; false if none is waiting on it. */
+  answer(id: string, decision: ApprovalDecision): boolean {
+    return this.running?.answer(id, decision) ?? false;
+  }
+
+  /**
+   * The step after a turn, started explicitly: when the window is full its older half folds into
+   * the summary (the model summarizer's own request, which may promote to state.json), a state
+   * snapshot is taken when due and the working set is recorded. Its events (`window_slid`,
+   * notices, an `error` if the fold itself fails) are not the turn's; `result()` is whether the
+   * window folded. Nothing to do (no turn since the last settle): an empty stream.
+   */
+  settle(signal: AbortSignal): EventStream<AgentEvent, boolean> {
+    const stream = new EventStream<AgentEvent, boolean>();
+    if (this.busy || !this.unsettled) {
+      stream.end(false);
+      return stream;
+    }
+    this.busy = true;
+    const emit = (event: AgentEvent) => stream.push(event);
+    this.settleNow(signal, emit).then(
+      (folded) => {
+        this.busy = false;
+        stream.end(folded);
+      },
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        const hint = error instanceof ValarmindError ? error.hint : undefined;
+        emit({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
+        this.busy = false;
+        stream.end(false);
+      },
+    );
+    return stream;
   }
 
   private async ensureTranscript(emit: (event: AgentEvent) => void): Promise<SessionTranscript> {
@@ -180,7 +238,7 @@ export class AgentSession {
     for (const message of this.pendingNotices.splice(0)) emit({ type: "notice", message });
   }
 
-  private async runTurn(text: string, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<void> {
+  private async runTurn(text: string, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<TurnOutcome> {
     const transcript = await this.ensureTranscript(emit);
     const turn = this.memory.lastTurn + 1;
     const startedAt = new Date();
@@ -203,87 +261,41 @@ export class AgentSession {
       emit({ type: "notice", message, code: "instruction_file_refused" });
     }
     trace(`turn ${turn}: instructions and git status read`);
-    const summaries = new Map<string, ToolMemory>();
-    const manifestPaths = new WeakMap<BuiltStep, string>();
 
     const deps: TurnLoopDeps = {
       model: this.model,
       tools: this.tools,
       maxSteps: this.settings.maxStepsPerTurn,
-      build: async (task, step) => {
-        const stateRead = await this.state.read();
-        for (const notice of stateRead.notices) emit({ type: "notice", message: notice });
-        const built = await buildRequest({
-          settings: this.settings,
-          sessionId: this.sessionId,
-          turn,
-          step,
-          now: startedAt,
-          tools: this.tools.specs(),
-          sources: { ...files, state: stateRead.state, ...(git && { git }), ...snapshotSource(this.memory, transcript.file) },
-          memory: this.memory.view(),
-          task,
-          summarizer: this.summarizer,
-          signal,
-        });
-        const records = this.memory.apply(built.changes, turn);
-        if (records.length > 0) transcript.append(records);
-        const manifestPath = await writeManifest(transcript.dir, built.manifest);
-        this.lastRequest = {
-          manifestPath,
-          totalTokens: built.manifest.total_tokens,
-          budgetTokens: built.manifest.budget_tokens,
-          stablePrefixTokens: built.manifest.stable_prefix_tokens,
-          cachedShare: undefined,
-        };
-        const result: BuiltStep = {
-          request: built.request,
-          manifest: {
-            path: manifestPath,
-            totalTokens: built.manifest.total_tokens,
-            budgetTokens: built.manifest.budget_tokens,
-            stablePrefixTokens: built.manifest.stable_prefix_tokens,
-          },
-        };
-        manifestPaths.set(result, manifestPath);
-        return result;
+      build: (task, step) => {
+        const stream = new EventStream<TurnLoopEvent, BuiltStep>();
+        this.buildStep(task, step, turn, startedAt, files, git, transcript, signal, (event) => stream.push(event)).then(
+          (built) => stream.end(built),
+          (error: unknown) => stream.fail(error),
+        );
+        return stream;
       },
-      recordUsage: async (built, usage) => {
-        this.sessionTokens += usage.input + usage.output;
-        if (this.lastRequest) this.lastRequest.cachedShare = usage.input > 0 ? usage.cached / usage.input : 0;
-        const path = manifestPaths.get(built);
-        if (path) await recordUsage(path, usage);
-      },
-      shrinkContext: () => this.foldOldestBlock(turn, transcript),
-      record: {
-        assistant: (step, assistantText) => {
-          transcript.append({ kind: "assistant", turn, step, text: assistantText, tokens: this.count(assistantText) });
-        },
-        toolCall: (step, call, outcome) => {
-          const memory = toolMemory(call, outcome);
-          summaries.set(call.callId, memory);
-          transcript.append({
-            kind: "tool_call",
-            turn,
-            step,
-            call_id: call.callId,
-            name: call.name,
-            arguments: call.arguments,
-            output: outcome.forModel,
-            summary: memory.promptSummary,
-            ...(outcome.raw !== outcome.forModel ? { raw: outcome.raw } : {}),
-            is_error: outcome.isError,
-            tokens: {
-              call: this.count(call.name + call.arguments),
-              output: this.count(outcome.forModel),
-              summary: this.count(memory.promptSummary),
-            },
-          });
-        },
-      },
+      shrinkContext: () => this.foldOldestBlock(turn),
     };
 
-    const outcome = await runTurnLoop(deps, turn, text, emit, signal);
+    const recorder = new TurnRecorder(transcript, turn, this.count, (request) => this.noteRequest(request));
+    // If persisting fails, the loop must stop too: nobody would record what it does next.
+    const stop = new AbortController();
+    const run = runTurnLoop(deps, turn, text, AbortSignal.any([signal, stop.signal]));
+    this.running = run;
+    let end: TurnEndEvent | undefined;
+    try {
+      for await (const event of run) {
+        await recorder.record(event);
+        if (event.type === "turn_end") end = event;
+        else if (!isRecordEvent(event)) emit(event);
+      }
+    } catch (error) {
+      stop.abort();
+      throw error;
+    } finally {
+      this.running = undefined;
+    }
+    const outcome = await run.result();
     // The reason a turn failed stays with it, so `sessions show` and a later reader can tell why.
     if (outcome.error) transcript.append({ kind: "note", turn, what: `error:${outcome.error.kind}`, text: outcome.error.message });
     transcript.append({
@@ -293,13 +305,67 @@ export class AgentSession {
       stop_reason: outcome.stopReason,
       ...(outcome.steps > 0 ? { usage: outcome.usage } : {}),
     });
-    recordTurnInMemory(this.memory, outcome.turn, summaries, { ttlTurns: this.settings.workingSetTtlTurns });
+    recordTurnInMemory(this.memory, outcome.turn, recorder.summaries, { ttlTurns: this.settings.workingSetTtlTurns });
     transcript.sync();
+    this.unsettled = true;
     this.flushNotices(emit);
-    // The answer is out before the window folds: a fold may be a model call of its own, and the
-    // user (or a script reading `chat -p`) should not wait for it to see the answer.
-    emit({ type: "turn_end", turn, text: finalAnswer(outcome.turn), stopReason: outcome.stopReason });
+    emit(end ?? { type: "turn_end", turn, text: finalAnswer(outcome.turn), stopReason: outcome.stopReason });
+    return outcome;
+  }
 
+  /** One step's request: a budget fold first when the plan asks for one (its own step and events), then the build. */
+  private async buildStep(
+    task: CurrentTask,
+    step: number,
+    turn: number,
+    now: Date,
+    files: InstructionFiles,
+    git: GitInfo | undefined,
+    transcript: SessionTranscript,
+    signal: AbortSignal,
+    emit: (event: TurnLoopEvent) => void,
+  ): Promise<BuiltStep> {
+    const stateRead = await this.state.read();
+    for (const notice of stateRead.notices) emit({ type: "notice", message: notice });
+    const input: BuildInput = {
+      settings: this.settings,
+      sessionId: this.sessionId,
+      turn,
+      step,
+      now,
+      tools: this.tools.specs(),
+      sources: { ...files, state: stateRead.state, ...(git && { git }), ...snapshotSource(this.memory, transcript.file) },
+      memory: this.memory.view(),
+      task,
+    };
+    const built = await buildWithFolds(input, this.summarizer, signal, () => this.flushNotices(emit));
+    emit({ type: "memory_changed", records: this.memory.apply(built.changes, turn) });
+    const manifestPath = await writeManifest(transcript.dir, built.manifest);
+    return {
+      request: built.request,
+      manifest: {
+        path: manifestPath,
+        totalTokens: built.manifest.total_tokens,
+        budgetTokens: built.manifest.budget_tokens,
+        stablePrefixTokens: built.manifest.stable_prefix_tokens,
+      },
+    };
+  }
+
+  /** The status line's figures: the last request built, and the session's tokens once its usage is in. */
+  private noteRequest(request: RecordedRequest): void {
+    const { manifest, usage } = request;
+    const cachedShare = usage ? (usage.input > 0 ? usage.cached / usage.input : 0) : undefined;
+    if (usage) this.sessionTokens += usage.input + usage.output;
+    this.lastRequest = { manifestPath: manifest.path, totalTokens: manifest.totalTokens, budgetTokens: manifest.budgetTokens, stablePrefixTokens: manifest.stablePrefixTokens, cachedShare };
+  }
+
+  /** The settle step's work (see `settle`). */
+  private async settleNow(signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
+    this.unsettled = false;
+    const transcript = this.transcript;
+    if (!transcript) return false;
+    const turn = this.memory.lastTurn;
     const folded = await this.slideWindow(transcript, signal, emit);
     // The cached part of the next request changes here anyway (a block settled or the window
     // folded), so the state snapshot it shows can catch up for free (ADR 0063).
@@ -308,6 +374,7 @@ export class AgentSession {
     if (ws) transcript.append(ws);
     transcript.sync();
     this.flushNotices(emit);
+    return folded;
   }
 
   private async slideWindow(transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
@@ -329,14 +396,13 @@ export class AgentSession {
     return true;
   }
 
-  /** After `context_length_exceeded`: fold the oldest window block into the summary. False if the window is empty. */
-  private async foldOldestBlock(turn: number, transcript: SessionTranscript): Promise<boolean> {
+  /** After `context_length_exceeded`: fold the oldest window block into the summary; its records, or undefined if the window is empty. */
+  private async foldOldestBlock(turn: number): Promise<NewRecord[] | undefined> {
     const block = this.memory.window.oldestBlock();
     const last = block.at(-1);
-    if (!last) return false;
+    if (!last) return undefined;
     const summary = await foldTurns(this.memory.summary, block, new ExtractiveSummarizer());
-    transcript.append(this.memory.apply({ fold: { summary, throughTurn: last.turn, summarizer: "extractive" } }, turn));
-    return true;
+    return this.memory.apply({ fold: { summary, throughTurn: last.turn, summarizer: "extractive" } }, turn);
   }
 
   /**

@@ -1,19 +1,25 @@
 /**
  * One user turn: build the request, stream the model, run the tool calls it asks for, and loop
- * until it answers without tool calls (or fails, is aborted, or hits the step limit). Pure-ish:
- * every dependency is passed in, every observable effect is an `AgentEvent` or a call on `record`,
- * and failures are data (`stopReason`), never exceptions.
+ * until it answers without tool calls (or fails, is aborted, or hits the step limit). A function
+ * returning one event stream with a final result (pi-mono's agent loop): every dependency is
+ * passed in, everything that happens is an event — what the transcript must keep included — the
+ * last event is `turn_end`, and `result()` is the turn's outcome. Failures are data
+ * (`stopReason`), never exceptions; approvals are answered by id (`answer`), never by a callback
+ * carried in an event.
  */
 import type { ApprovalRequest } from "../tools/approvals.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { ToolCallOutcome } from "../tools/types.ts";
 import type { Turn, TurnItem, ToolExchange } from "../memory/turn.ts";
+import type { NewRecord } from "../session/transcript-schema.ts";
 import type { CurrentTask } from "../prompt/section.ts";
 import type { ModelClient, ModelErrorKind, ModelRequest, ToolCallRequest, Usage } from "../model/types.ts";
 import { ValarmindError } from "../errors.ts";
 import { trace } from "../trace.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
-import type { AgentEvent, ApprovalDecision, TurnManifestSummary } from "./events.ts";
+import { finalAnswer } from "../memory/turn.ts";
+import { EventStream } from "./event-channel.ts";
+import type { AgentEvent, AnswerApproval, ApprovalDecision, TurnManifestSummary } from "./events.ts";
 
 export type StopReason = NonNullable<Turn["stopReason"]>;
 
@@ -22,22 +28,31 @@ export interface BuiltStep {
   manifest: TurnManifestSummary;
 }
 
-/** Where the loop reports what must reach the transcript, as it happens. */
-export interface TurnRecorder {
-  assistant(step: number, text: string): void;
-  toolCall(step: number, call: ToolCallRequest, outcome: ToolCallOutcome): void;
-}
+/**
+ * What the loop tells its owner and no front end: the session writes these to the transcript
+ * (front ends see the same facts as `text_delta` and `tool_call_end`).
+ */
+export type TurnRecordEvent =
+  /** Memory changed (a budget fold, an eviction, a context-overflow fold): its transcript records, in order. */
+  | { type: "memory_changed"; records: NewRecord[] }
+  | { type: "assistant_message"; step: number; text: string }
+  | { type: "tool_result"; step: number; call: ToolCallRequest; outcome: ToolCallOutcome };
+
+export type TurnLoopEvent = AgentEvent | TurnRecordEvent;
+
+/** Preparing a step's request: its own events (a budget fold's notices, memory changes), then the request. */
+export type StepBuild = AsyncIterable<TurnLoopEvent> & { result(): Promise<BuiltStep> };
 
 export interface TurnLoopDeps {
   model: ModelClient;
   tools: Pick<ToolRegistry, "run" | "target">;
-  /** Builds (and records the manifest of) the request for `step` of this turn. */
-  build(task: CurrentTask, step: number): Promise<BuiltStep>;
-  /** Writes the API's usage into the step's manifest. */
-  recordUsage(built: BuiltStep, usage: Usage): Promise<void>;
-  /** Shrinks the context after `context_length_exceeded` (folds the window's oldest block); false if nothing could be cut. */
-  shrinkContext(): Promise<boolean>;
-  record: TurnRecorder;
+  /** Prepares the request for `step` of this turn (folding the window first when the budget says so). */
+  build(task: CurrentTask, step: number): StepBuild;
+  /**
+   * Shrinks the context after `context_length_exceeded` (folds the window's oldest block): the
+   * records of that change, or undefined if nothing could be cut.
+   */
+  shrinkContext(): Promise<NewRecord[] | undefined>;
   maxSteps: number;
 }
 
@@ -50,15 +65,13 @@ export interface TurnOutcome {
   error?: { kind: ModelErrorKind | "budget" | "internal"; message: string };
 }
 
-/**
- * The memory tools return only valarmind's own confirmation; every other tool returns content a
- * repository controls (a file, a listing, search results, command output, a diff of a file).
- */
-function isMemoryTool(name: string): boolean {
-  return name.startsWith("memory_");
-}
-
 const ZERO_USAGE: Usage = { input: 0, cached: 0, output: 0, reasoning: 0 };
+
+/** The outcome of a turn that could not run (a turn already running, an internal failure). */
+export function failedOutcome(turnNumber: number, userText: string, message: string): TurnOutcome {
+  const turn: Turn = { turn: turnNumber, user: userText, items: [], stopReason: "error", usage: ZERO_USAGE };
+  return { turn, stopReason: "error", usage: ZERO_USAGE, steps: 0, error: { kind: "internal", message } };
+}
 
 function addUsage(a: Usage, b: Usage): Usage {
   return { input: a.input + b.input, cached: a.cached + b.cached, output: a.output + b.output, reasoning: a.reasoning + b.reasoning };
@@ -68,7 +81,7 @@ type StepResult =
   | { kind: "answer"; text: string; calls: ToolCallRequest[]; status: "completed" | "incomplete"; usage: Usage | undefined }
   | { kind: "error"; errorKind: ModelErrorKind; message: string; text: string };
 
-async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: AgentEvent) => void, signal: AbortSignal): Promise<StepResult> {
+async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: TurnLoopEvent) => void, signal: AbortSignal): Promise<StepResult> {
   let text = "";
   for await (const event of model.stream(request, signal)) {
     switch (event.type) {
@@ -96,15 +109,59 @@ async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: A
 }
 
 /**
- * Runs the turn. `ask` turns an approval request into an `approval_request` event whose
- * `respond` resolves the registry's wait.
+ * A turn's event stream: every event of the turn, `turn_end` last; `result()` is the outcome;
+ * `answer(id, decision)` answers an `approval_request` the turn is waiting on.
  */
-export async function runTurnLoop(
+export class TurnStream<T> extends EventStream<T, TurnOutcome> {
+  private answerWith: AnswerApproval = () => false;
+
+  answer(id: string, decision: ApprovalDecision): boolean {
+    return this.answerWith(id, decision);
+  }
+
+  /** Routes `answer` (the owner of the stream decides who is waiting). */
+  answerBy(answer: AnswerApproval): void {
+    this.answerWith = answer;
+  }
+}
+
+/** Runs the turn; the returned stream ends with `turn_end` and its result is the outcome. */
+export function runTurnLoop(deps: TurnLoopDeps, turnNumber: number, userText: string, signal: AbortSignal): TurnStream<TurnLoopEvent> {
+  const stream = new TurnStream<TurnLoopEvent>();
+  const waiting = new Map<string, (decision: ApprovalDecision) => void>();
+  stream.answerBy((id, decision) => {
+    const resolve = waiting.get(id);
+    if (!resolve) return false;
+    waiting.delete(id);
+    resolve(decision);
+    return true;
+  });
+  const emit = (event: TurnLoopEvent) => stream.push(event);
+  const ask = (request: ApprovalRequest) =>
+    new Promise<ApprovalDecision>((resolve) => {
+      const id = `${turnNumber}/${request.callId}`;
+      waiting.set(id, resolve);
+      emit({ type: "approval_request", id, ...request });
+    });
+  loop(deps, turnNumber, userText, signal, emit, ask).then(
+    (outcome) => {
+      // An approval still open (the turn was aborted while asking) can no longer be answered here.
+      waiting.clear();
+      emit({ type: "turn_end", turn: turnNumber, text: finalAnswer(outcome.turn), stopReason: outcome.stopReason });
+      stream.end(outcome);
+    },
+    (error: unknown) => stream.fail(error),
+  );
+  return stream;
+}
+
+async function loop(
   deps: TurnLoopDeps,
   turnNumber: number,
   userText: string,
-  emit: (event: AgentEvent) => void,
   signal: AbortSignal,
+  emit: (event: TurnLoopEvent) => void,
+  ask: (request: ApprovalRequest) => Promise<ApprovalDecision>,
 ): Promise<TurnOutcome> {
   const items: TurnItem[] = [];
   const turn: Turn = { turn: turnNumber, user: userText, items };
@@ -123,17 +180,14 @@ export async function runTurnLoop(
     return outcome;
   };
 
-  const ask = (request: ApprovalRequest) =>
-    new Promise<ApprovalDecision>((resolve) => {
-      emit({ type: "approval_request", ...request, respond: resolve });
-    });
-
   while (step < deps.maxSteps) {
     if (signal.aborted) return finish("aborted");
     step += 1;
     let built: BuiltStep;
     try {
-      built = await deps.build({ userText, items }, step);
+      const preparing = deps.build({ userText, items }, step);
+      for await (const event of preparing) emit(event);
+      built = await preparing.result();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const hint = error instanceof ValarmindError ? error.hint : undefined;
@@ -148,11 +202,13 @@ export async function runTurnLoop(
     if (result.kind === "error") {
       if (result.text !== "") {
         items.push({ kind: "assistant", text: result.text });
-        deps.record.assistant(step, result.text);
+        emit({ type: "assistant_message", step, text: result.text });
       }
       if (result.errorKind === "context_length_exceeded" && !shrunk && result.text === "") {
         shrunk = true;
-        if (await deps.shrinkContext()) {
+        const records = await deps.shrinkContext();
+        if (records) {
+          emit({ type: "memory_changed", records });
           emit({ type: "retry", attempt: 1, delayMs: 0, reason: "context window exceeded: compacted the window and state, retrying once" });
           step -= 1;
           continue;
@@ -167,11 +223,10 @@ export async function runTurnLoop(
       usage = addUsage(usage, result.usage);
       const cachedShare = result.usage.input > 0 ? result.usage.cached / result.usage.input : 0;
       emit({ type: "usage", usage: result.usage, cachedShare });
-      await deps.recordUsage(built, result.usage);
     }
     if (result.text !== "") {
       items.push({ kind: "assistant", text: result.text });
-      deps.record.assistant(step, result.text);
+      emit({ type: "assistant_message", step, text: result.text });
     }
     if (result.calls.length === 0) return finish(result.status === "incomplete" ? "incomplete" : "completed");
 
@@ -187,7 +242,7 @@ export async function runTurnLoop(
         isError: outcome.isError,
       };
       items.push(exchange);
-      deps.record.toolCall(step, call, outcome);
+      emit({ type: "tool_result", step, call, outcome });
       emit({
         type: "tool_call_end",
         callId: call.callId,
@@ -198,7 +253,9 @@ export async function runTurnLoop(
         denied: outcome.denied,
       });
       if (outcome.memoryChange !== undefined) emit({ type: "memory_updated", what: outcome.memoryChange, afterUntrusted: readUntrusted });
-      if (!outcome.denied && !isMemoryTool(call.name)) readUntrusted = true;
+      // Memory tools return only valarmind's own confirmation; every other tool returns content a
+      // repository controls (a file, a listing, search results, command output).
+      if (!outcome.denied && outcome.kind !== "memory") readUntrusted = true;
       if (signal.aborted) return finish("aborted");
     }
   }

@@ -1,14 +1,14 @@
 /**
  * What a finished turn leaves in short-term memory: the window gets the turn with each tool
  * output replaced by its prompt summary (ADR 0060); long read-like outputs enter the working set;
- * an edit makes earlier reads of that file stale (removed); items whose files were named again
- * count as used; items unused for `ttlTurns` turns expire (seed 000: content that expires).
+ * a call that writes a file makes earlier reads of that file stale (removed); items whose files
+ * were named again count as used (both read from the paths each call declares it touches);
+ * items unused for `ttlTurns` turns expire (seed 000: content that expires).
  */
 import type { ShortTermMemory } from "../memory/short-term.ts";
 import type { Turn } from "../memory/turn.ts";
-import { pathTags, type ToolMemory } from "./tool-memory.ts";
-
-const WRITE_TOOLS = new Set(["edit_file", "write_file"]);
+import { factsOfRecordedCall } from "../tools/call-facts.ts";
+import type { ToolMemory } from "./tool-memory.ts";
 
 export function recordTurnInMemory(
   memory: ShortTermMemory,
@@ -30,10 +30,12 @@ export function recordTurnInMemory(
   // In call order: an edit makes earlier reads of that file stale; a later read is current again.
   for (const item of turn.items) {
     if (item.kind !== "tool") continue;
-    const paths = pathTags(item.arguments);
-    for (const path of paths) named.add(path);
-    if (!item.isError && WRITE_TOOLS.has(item.name)) {
-      for (const stale of ws.items().filter((w) => w.tags.some((tag) => paths.includes(tag)))) ws.remove(stale.id);
+    // The outcome's facts when the call ran in this process; the tool's, by name, otherwise.
+    const locations = (summaries.get(item.callId)?.facts ?? factsOfRecordedCall(item.name, item.arguments))?.locations ?? [];
+    for (const location of locations) named.add(location.path);
+    const written = item.isError ? [] : locations.filter((l) => l.access === "write").map((l) => l.path);
+    if (written.length > 0) {
+      for (const stale of ws.items().filter((w) => w.tags.some((tag) => written.includes(tag)))) ws.remove(stale.id);
     }
     const added = summaries.get(item.callId)?.workingSetItem;
     if (added) ws.add(added);

@@ -8,7 +8,7 @@
  * setting it holds is ignored and reported, so a clone can neither widen what runs unasked nor
  * send the user's key to its own base URL.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Value, type ValueError } from "@sinclair/typebox/value";
 import { describeError, UsageError } from "../errors.ts";
@@ -41,6 +41,11 @@ function expected(error: ValueError): string {
 
 function readLayer(file: string): PartialSettings {
   if (!existsSync(file)) return {};
+  if (statSync(file).isDirectory()) {
+    throw new UsageError(`${file}: is a directory, not a settings file`, {
+      hint: "Remove or rename that directory; settings go in a JSON file of that name (docs/configuration.md).",
+    });
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
@@ -63,7 +68,9 @@ function envInt(name: string): number | undefined {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n)) throw new UsageError(`environment variable ${name}=${raw} is not an integer`);
+  if (!Number.isInteger(n)) {
+    throw new UsageError(`environment variable ${name}=${raw} is not an integer`, { hint: `Set ${name} to a whole number, or unset it.` });
+  }
   return n;
 }
 
@@ -82,6 +89,12 @@ function envLayer(): PartialSettings {
   for (const [name, key] of ENV_SETTINGS) {
     const raw = process.env[name];
     if (raw) layer[key] = raw;
+  }
+  const base = process.env.OPENAI_BASE_URL;
+  if (base && !/^https?:$/.test(URL.parse(base)?.protocol ?? "")) {
+    throw new UsageError(`environment variable OPENAI_BASE_URL=${JSON.stringify(base)} is not an http(s) URL`, {
+      hint: "Set OPENAI_BASE_URL to the server's API root, e.g. http://127.0.0.1:8787/v1, or unset it for api.openai.com.",
+    });
   }
   const max = envInt("MAX_CONTEXT_TOKENS");
   if (max !== undefined) layer.maxContextTokens = max;

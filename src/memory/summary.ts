@@ -6,6 +6,7 @@
  * oldest lines are merged into one "earlier turns" line listing their files and tools. The
  * agent adds a model-backed summarizer built on `buildSummaryRequest` (prompt/special-requests.ts).
  */
+import { factsOfRecordedCall } from "../tools/call-facts.ts";
 import { finalAnswer, type ToolExchange, type Turn } from "./turn.ts";
 
 export interface RollingSummary {
@@ -47,18 +48,9 @@ function firstSentence(text: string, max: number): string {
   return sentence.length > max ? `${sentence.slice(0, max - 1)}…` : sentence;
 }
 
-/** The file a tool call names, if its arguments carry a path-like field. */
+/** The first path a tool call declares it touches; a call that names none is listed by tool name. */
 export function toolTarget(call: ToolExchange): string | undefined {
-  try {
-    const args: unknown = JSON.parse(call.arguments);
-    if (typeof args !== "object" || args === null) return undefined;
-    for (const [key, value] of Object.entries(args)) {
-      if (typeof value === "string" && /path|file/i.test(key)) return value;
-    }
-  } catch {
-    // Unparseable arguments name no file; the call is still listed by tool name.
-  }
-  return undefined;
+  return factsOfRecordedCall(call.name, call.arguments)?.locations[0]?.path;
 }
 
 function turnLine(turn: Turn): string {

@@ -2,8 +2,11 @@
  * Files and symbols the session has touched (seed 002's entity workspace): each with how often it
  * was mentioned, read or edited and when last, so the prompt can remind the model what "it" and
  * "that file" refer to. Observed from user text (paths and `backticked` identifiers) and from
- * tool-call arguments (path/file fields; edits when the tool writes).
+ * the paths each tool call declares it touches (edits where it writes).
  */
+import { factsOfRecordedCall } from "../tools/call-facts.ts";
+import type { ToolLocation } from "../tools/types.ts";
+
 export type EntityKind = "file" | "symbol";
 
 export interface TouchedEntity {
@@ -27,8 +30,6 @@ const RELATIVE_PATH = /(?<![\w@/.-])\.{1,2}\/[\w@./-]+/g;
 const URL = /\b[a-z][a-z0-9+.-]*:\/\/\S+/gi;
 const BACKTICK_SYMBOL = new RegExp(String.raw`\x60([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?:\(\))?\x60`, "g");
 const HAS_EXTENSION = new RegExp(String.raw`\.(?:${EXTENSIONS})$`);
-const WRITE_TOOL = /edit|write|patch|create|delete|move|rename/i;
-const SYMBOL_KEY = /^(symbol|name|identifier|function|class)$/i;
 
 function normalizePath(path: string): string {
   return path.replace(/^\.\//, "").replace(/\/+$/, "");
@@ -67,24 +68,14 @@ export class TouchedEntities {
     }
   }
 
-  /** Path-like argument fields are reads, or edits when the tool writes. */
+  /** The paths a call touches: written ones are edits, the rest reads. */
+  observeLocations(locations: readonly ToolLocation[], turn: number): void {
+    for (const location of locations) this.touchFile(location.path, location.access === "write" ? "edit" : "read", turn);
+  }
+
+  /** A recorded call (name and argument JSON) touches what its tool declares; unknown tools and invalid arguments touch nothing. */
   observeToolCall(toolName: string, argumentsJson: string, turn: number): void {
-    let args: unknown;
-    try {
-      args = JSON.parse(argumentsJson);
-    } catch {
-      return; // invalid arguments touched nothing; the registry reports them to the model
-    }
-    if (typeof args !== "object" || args === null) return;
-    const how: TouchKind = WRITE_TOOL.test(toolName) ? "edit" : "read";
-    for (const [key, value] of Object.entries(args)) {
-      const values = Array.isArray(value) ? value : [value];
-      for (const v of values) {
-        if (typeof v !== "string") continue;
-        if (/path|file/i.test(key)) this.touchFile(v, how, turn);
-        else if (SYMBOL_KEY.test(key) && /^[A-Za-z_$][\w$.]*$/.test(v)) this.mentionSymbol(v, turn);
-      }
-    }
+    this.observeLocations(factsOfRecordedCall(toolName, argumentsJson)?.locations ?? [], turn);
   }
 
   /** Most relevant first: edited, then most touched, then most recent. */

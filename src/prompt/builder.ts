@@ -3,7 +3,8 @@
  * in a prefix-cache-friendly order, and leaves a manifest. Stateless requests (no
  * previous_response_id, store:false) with a stable `prompt_cache_key` per session.
  *
- * How the agent calls it, once per model call (step) of a turn:
+ * How the agent calls it, once per model call (step) of a turn (`planRequest`: a request, or a
+ * fold the session must run first; see src/agent/fold-step.ts):
  *
  *   const built = await buildRequest({
  *     settings, sessionId: session.id, turn, step, now: turnStartedAt,
@@ -17,19 +18,21 @@
  *   for await (const event of client.stream(built.request, signal)) ...
  *   recordUsage(path, usage);
  *
- * The result is data: `request` can be printed (`valarmind prompt --show-prompt`) without sending
- * it. The inputs are never mutated; what the cutoff changed is in `changes`.
+ * Pure: inputs in, request and manifest out. No model call, no file written, no input mutated;
+ * what the cutoff changed is in `changes`. A window fold the budget needs is either made before
+ * the build (`folds`, by the session's fold step) or, in `buildRequest`, made offline by the
+ * extractive summarizer (deterministic, no model); `planRequest` returns it as a plan instead.
  */
 import type { Settings } from "../config/settings-schema.ts";
 import type { MemoryChanges, MemoryView } from "../memory/short-term.ts";
-import { ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
+import { ExtractiveSummarizer, foldTurns, type RollingSummary } from "../memory/summary.ts";
 import { TouchedEntities } from "../memory/touched.ts";
 import type { Turn } from "../memory/turn.ts";
 import { reasoningFor } from "../model/client-factory.ts";
 import type { FunctionToolSpec, ModelRequest } from "../model/types.ts";
 import { STATE_TOKEN_CAP } from "../state/projection.ts";
 import type { WorkingState } from "../state/schema.ts";
-import { applyCutoff } from "./cutoff.ts";
+import { applyCutoff, type BlockFold, type CutoffResult, type FoldPlan } from "./cutoff.ts";
 import type { GitInfo } from "./git-info.ts";
 import type { RefusedInstructionFile } from "./instruction-files.ts";
 import { MANIFEST_VERSION, type DroppedItem, type Manifest } from "./manifest-schema.ts";
@@ -69,15 +72,17 @@ export interface BuildInput {
   task?: CurrentTask;
   /** Summary requests: the turns being folded. */
   evictedTurns?: readonly Turn[];
-  /** Folds the window when the budget requires it (default: the offline extractive summarizer). */
-  summarizer?: Summarizer;
+  /**
+   * Folds of window blocks made before this build (the session's fold step), oldest first: the
+   * cutoff uses them for the blocks they cover instead of folding those blocks itself.
+   */
+  folds?: readonly BlockFold[];
   /** The current task's files; default: files of in-progress tasks plus files named in the message. */
   attention?: readonly string[];
   /** Overrides settings.maxContextTokens (`--budget`). */
   budgetTokens?: number;
   /** Manifest timestamp (tests). */
   clock?: () => Date;
-  signal?: AbortSignal;
 }
 
 export interface BuiltRequest {
@@ -86,6 +91,11 @@ export interface BuiltRequest {
   /** What the cutoff changed in short-term memory; apply with `ShortTermMemory.apply`. */
   changes: MemoryChanges;
 }
+
+/** What `planRequest` returns: the request, or the fold that must be made before it can be built. */
+export type BuildPlan = { kind: "request"; built: BuiltRequest } | FoldPlan;
+
+export type { BlockFold, FoldPlan } from "./cutoff.ts";
 
 /** Exact o200k counter: loads the tokenizer (~10 ms from its cache) and counts memoised by content. */
 export async function exactCounter(): Promise<(text: string) => number> {
@@ -115,7 +125,33 @@ export function promptCacheKey(sessionId: string, purpose: Manifest["purpose"]):
   return purpose === "turn" ? `valarmind-${sessionId}` : `valarmind-${sessionId}-${purpose}`;
 }
 
+function foldMadeFor(input: BuildInput, block: readonly Turn[]): BlockFold | undefined {
+  const last = block.at(-1);
+  return last ? input.folds?.find((fold) => fold.summary.throughTurn === last.turn) : undefined;
+}
+
+/** The request under budget; a window fold it needs and `folds` lacks is made offline (extractive, deterministic). */
 export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
+  const offline = new ExtractiveSummarizer();
+  const plan = await assemble(input, async (previous: RollingSummary | undefined, block: readonly Turn[]) => {
+    const made = foldMadeFor(input, block);
+    if (made) return made;
+    return { summary: await foldTurns(previous, block, offline), summarizer: offline.name, note: "" };
+  });
+  if (plan.kind === "fold") throw new Error("the offline fold left a plan (internal error)");
+  return plan.built;
+}
+
+/**
+ * The request under budget, or — when the budget needs a window block folded and `folds` has no
+ * summary for it — that block as a plan: the caller folds it (a model call of its own) and plans
+ * again with the fold added to `folds`.
+ */
+export function planRequest(input: BuildInput): Promise<BuildPlan> {
+  return assemble(input, async (_previous, block) => foldMadeFor(input, block));
+}
+
+async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary | undefined, block: readonly Turn[]) => Promise<BlockFold | undefined>): Promise<BuildPlan> {
   const count = await exactCounter();
   const regions = input.regions ?? mainTurnRegions();
   const budget = input.budgetTokens ?? input.settings.maxContextTokens;
@@ -152,19 +188,11 @@ export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
   };
   const rerender = (c: SectionContext) => renderPass(regions, c, tools, toolPieces, count);
   const first = await rerender(ctx);
-  const cut =
+  const cut: CutoffResult | FoldPlan =
     first.total > budget
-      ? await applyCutoff({
-          ctx,
-          first,
-          budget,
-          rerender,
-          windowBlockTurns: input.settings.windowBlockTurns,
-          summarizer: input.summarizer ?? new ExtractiveSummarizer(),
-          count,
-          ...(input.signal ? { signal: input.signal } : {}),
-        })
-      : { pass: first, steps: [], dropped: [], changes: {}, workingSetEvents: [] };
+      ? await applyCutoff({ ctx, first, budget, rerender, windowBlockTurns: input.settings.windowBlockTurns, foldBlock, count })
+      : { kind: "cut", ctx, pass: first, steps: [], dropped: [], changes: {}, workingSetEvents: [] };
+  if (cut.kind === "fold") return cut;
   const pass = cut.pass;
 
   const request: ModelRequest = {
@@ -216,5 +244,5 @@ export async function buildRequest(input: BuildInput): Promise<BuiltRequest> {
     cutoff_steps: cut.steps,
     memory_events: [...(memory?.events ?? []), ...cut.workingSetEvents].map((e) => ({ ...e })),
   };
-  return { request, manifest, changes: cut.changes };
+  return { kind: "request", built: { request, manifest, changes: cut.changes } };
 }

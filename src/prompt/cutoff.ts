@@ -2,8 +2,10 @@
  * The cutoff policy (MAX_CONTEXT_TOKENS). When a request is over budget, in this order:
  *   1. trim_state: the state projection, already TOON within its 750-token cap, is trimmed to
  *      its 250-token floor (most relevant items kept: blockers, active tasks, latest decisions);
- *   2. fold_window: the oldest window block is folded into the rolling summary, block by block
- *      (a summarizer that fails folds with the offline one instead: a fold never fails a turn);
+ *   2. fold_window: the oldest window block is folded into the rolling summary, block by block,
+ *      with a summary made before the build (the session's fold step, a model call) or, for
+ *      offline callers, by the extractive summarizer; a block with neither ends the cutoff with a
+ *      fold plan (data: "fold these turns first"). The cutoff itself never calls a model;
  *   3. evict_working_set: working-set items go by the overflow policy (SUMMARIZE condenses);
  *   4. shorten_tool_outputs: function outputs are cut head+tail, halving the cap each round;
  *   then the last resort (cutoff-last-resort.ts): the volatile context, the summary, the state and
@@ -15,7 +17,7 @@
  * everything dropped, and `changes` tells the caller what to make permanent.
  */
 import type { MemoryChanges } from "../memory/short-term.ts";
-import { ExtractiveSummarizer, foldTurns, type RollingSummary, type Summarizer } from "../memory/summary.ts";
+import type { RollingSummary } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import { WorkingSet, type WorkingSetEvent } from "../memory/working-set.ts";
 import { STATE_TOKEN_FLOOR } from "../state/projection.ts";
@@ -35,12 +37,29 @@ export interface CutoffInput {
   budget: number;
   rerender: (ctx: SectionContext) => Promise<Pass>;
   windowBlockTurns: number;
-  summarizer: Summarizer;
+  /** The fold of `block` into `previous`, if one is at hand; undefined ends the cutoff with a fold plan. */
+  foldBlock: (previous: RollingSummary | undefined, block: readonly Turn[]) => Promise<BlockFold | undefined>;
   count: Count;
-  signal?: AbortSignal;
+}
+
+/** A window block folded into the summary, before the build (the session's fold step) or offline. */
+export interface BlockFold {
+  summary: RollingSummary;
+  /** The summarizer that made it ("model", "extractive"). */
+  summarizer: string;
+  /** Why a fallback folded it, for the manifest's step detail ("" when none did). */
+  note: string;
+}
+
+/** Over budget with no fold at hand: `turns` must be folded into `previous` before the build can finish. */
+export interface FoldPlan {
+  kind: "fold";
+  previous: RollingSummary | undefined;
+  turns: readonly Turn[];
 }
 
 export interface CutoffResult {
+  kind: "cut";
   ctx: SectionContext;
   pass: Pass;
   steps: CutoffStep[];
@@ -66,19 +85,6 @@ function floorTokens(pass: Pass): number {
   return tokens + (pass.total - pass.itemTokens);
 }
 
-/** Folds `block`; when the summarizer fails (not an abort), the offline one folds instead, and says why. */
-async function foldSafely(previous: RollingSummary | undefined, block: readonly Turn[], summarizer: Summarizer, signal?: AbortSignal): Promise<{ summary: RollingSummary; name: string; note: string }> {
-  try {
-    const summary = await foldTurns(previous, block, summarizer, signal);
-    return { summary, name: summarizer.name, note: "" };
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    const fallback = new ExtractiveSummarizer();
-    const summary = await foldTurns(previous, block, fallback);
-    return { summary, name: fallback.name, note: `; ${summarizer.name} failed: ${error instanceof Error ? error.message : String(error)}` };
-  }
-}
-
 /**
  * Step 1 runs before it is known what folding frees; once the request fits, the state gets back as
  * much of its cap as the headroom allows (its facts outrank the turns that were folded).
@@ -99,8 +105,8 @@ async function restoreState(run: CutoffRun, cap: number): Promise<void> {
   run.steps.push({ step: "restore_state", detail: `state projection cap ${trimmed} → ${candidate} tokens: later steps left room`, tokens_before: before, tokens_after: pass.total });
 }
 
-export async function applyCutoff(input: CutoffInput): Promise<CutoffResult> {
-  const { budget, count, summarizer } = input;
+export async function applyCutoff(input: CutoffInput): Promise<CutoffResult | FoldPlan> {
+  const { budget, count } = input;
   const run: CutoffRun = { ctx: input.ctx, pass: input.first, budget, rerender: input.rerender, count, steps: [], dropped: [] };
   const { steps, dropped } = run;
   const changes: MemoryChanges = {};
@@ -132,8 +138,10 @@ export async function applyCutoff(input: CutoffInput): Promise<CutoffResult> {
     const first = block[0];
     if (!last || !first) break;
     const before = run.pass.total;
-    const { summary, name, note } = await foldSafely(run.ctx.summary, block, summarizer, input.signal);
-    summary.tokens = count(summary.text);
+    const folded = await input.foldBlock(run.ctx.summary, block);
+    if (!folded) return { kind: "fold", previous: run.ctx.summary, turns: block };
+    const { summarizer: name, note } = folded;
+    const summary = { ...folded.summary, tokens: count(folded.summary.text) };
     for (const turn of block) {
       dropped.push({ id: `turn:${turn.turn}`, tokens: tokensOf(run.pass, `turn:${turn.turn}`), reason: "folded_into_summary", detail: `folded into the rolling summary (${name})` });
     }
@@ -198,5 +206,5 @@ export async function applyCutoff(input: CutoffInput): Promise<CutoffResult> {
   if (over(run)) {
     throw new BudgetExceededError("after every cutoff step, the remaining prompt pieces", run.pass.total, budget, largest(run.pass));
   }
-  return { ctx: run.ctx, pass: run.pass, steps, dropped, changes, workingSetEvents };
+  return { kind: "cut", ctx: run.ctx, pass: run.pass, steps, dropped, changes, workingSetEvents };
 }

@@ -114,7 +114,6 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
     sources: { state: stateRead.state, git, ...files, ...snapshotSource(checkedSnapshot(memory.stateSnapshot, ref?.file ?? "state snapshot")) },
     memory: memory.view(),
     ...(task && { task }),
-    summarizer,
     ...(options.budgetTokens !== undefined && { budgetTokens: options.budgetTokens }),
   });
   return { ...built, session: ref, sessionId, turn, notices };

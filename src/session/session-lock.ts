@@ -9,6 +9,7 @@ import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { acquireLock, type HeldLock } from "../state/lock.ts";
 import { readLockOwner } from "../state/lock-owner.ts";
+import { UsageError } from "../errors.ts";
 
 /** What to do when the session is in use. `waitMs: 0` forks at once (the REPL). */
 export interface BusySessionPolicy {
@@ -26,11 +27,15 @@ const SESSION_LOCK_STALE_MS = 20_000;
 /** Headless `--continue`: how long to wait for another process's turn before forking. */
 export const DEFAULT_SESSION_WAIT_MS = 120_000;
 
-/** The headless wait bound: VALARMIND_SESSION_WAIT_MS when it is a whole number, else the default. */
+/** The headless wait bound: VALARMIND_SESSION_WAIT_MS (a whole number of ms), else the default. */
 export function sessionWaitMs(env: Record<string, string | undefined>): number {
   const raw = env.VALARMIND_SESSION_WAIT_MS;
-  const n = raw === undefined ? Number.NaN : Number(raw);
-  return Number.isInteger(n) && n >= 0 ? n : DEFAULT_SESSION_WAIT_MS;
+  if (raw === undefined || raw.trim() === "") return DEFAULT_SESSION_WAIT_MS;
+  const n = Number(raw);
+  if (Number.isInteger(n) && n >= 0) return n;
+  throw new UsageError(`environment variable VALARMIND_SESSION_WAIT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds`, {
+    hint: "Set VALARMIND_SESSION_WAIT_MS to 0 or more (e.g. 120000), or unset it for the default of 2 minutes.",
+  });
 }
 
 function isLocked(error: unknown): boolean {

@@ -64,6 +64,7 @@ export function isTaskStatus(value: string): value is TaskStatus {
 
 function findTask(state: WorkingState, rawId: string): { task: Task; index: number } {
   const id = normalizeId("T-", rawId);
+  if (!/^T-[0-9]+$/.test(id)) throw new UsageError(`${quote(rawId)} is not a task id`, { hint: `Use a task id like T-3 or 3. ${SHOW_HINT}` });
   const index = state.tasks_open.findIndex((t) => t.id === id);
   const task = state.tasks_open[index];
   if (!task) throw new UsageError(`no task with id ${id} in the working state`, { hint: SHOW_HINT });

@@ -118,7 +118,7 @@ export class StateStore {
   private readOk(loaded: Extract<Loaded, { kind: "ok" }>): ReadResult {
     const notices = [
       ...loaded.migrated.map((step) => `${this.paths.stateJson}: migrated in memory (${step}); the next change writes it`),
-      ...loaded.repaired.map((where) => `${this.paths.stateJson}: ${where}: a lone UTF-16 surrogate (not text) is read as U+FFFD; the next change writes it so`),
+      ...loaded.repaired.map((where) => `${this.paths.stateJson}: ${where}: a lone UTF-16 surrogate (not text) is read as U+FFFD; the next change writes it so (fix the text there by hand to keep the original character)`),
     ];
     return { state: loaded.state, source: loaded.migrated.length > 0 ? "migrated" : "file", notices, raw: loaded.raw };
   }
@@ -213,7 +213,7 @@ export class StateStore {
     let target = base;
     for (let n = 2; await exists(target); n++) target = `${base}-${n}`;
     await rename(file, target);
-    return `${file} was ${bad.reason}\n  It was kept as ${target}; a fresh state starts.`;
+    return `${file} was ${bad.reason}\n  It was kept as ${target}; a fresh state starts. Copy back what you need from it with 'valarmind state …' commands.`;
   }
 
   /** Temp files left by a writer killed before its rename. Safe to remove: we hold the lock. */

@@ -25,7 +25,7 @@ export interface ShellToolOptions {
 }
 
 /** A tool of any argument type; the registry validates arguments against its schema before calling. */
-export type AnyTool = Tool<Record<string, unknown>>;
+export type AnyTool = Tool;
 
 export function createDefaultTools(options: DefaultToolOptions): AnyTool[] {
   return [

@@ -5,9 +5,21 @@ import { hardLinkWarning } from "./confined-file.ts";
 import { applyPlannedText, currentText, toolError } from "./file-change.ts";
 import { sensitiveWriteReason } from "./sensitive-paths.ts";
 import { fileDiff } from "./file-diff.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool, Nullable } from "./define-tool.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
-export type EditFileArgs = { path: string; old_string: string; new_string: string; replace_all?: boolean };
+const EditFileParams = Type.Object(
+  {
+    path: Type.String({ minLength: 1, description: "workspace-relative" }),
+    old_string: Type.String(),
+    new_string: Type.String(),
+    replace_all: Type.Optional(Nullable(Type.Boolean())),
+  },
+  { additionalProperties: false },
+);
+
+export type EditFileArgs = Static<typeof EditFileParams>;
 
 const MAX_LISTED_LINES = 10;
 
@@ -41,7 +53,7 @@ function fail(forModel: string, summary: string): Preparation {
   return { ready: false, result: toolError(forModel, summary) };
 }
 
-export function createEditFileTool(): Tool<EditFileArgs> {
+export function createEditFileTool(): Tool {
   async function prepare(args: EditFileArgs, root: string): Promise<Preparation> {
     const rel = relative(root, args.path);
     if (args.old_string === "") return fail("old_string is empty. To create a file or replace all of it, use write_file.", `${rel}: empty old_string`);
@@ -94,24 +106,14 @@ export function createEditFileTool(): Tool<EditFileArgs> {
     };
   }
 
-  return {
+  return defineTool({
     name: "edit_file",
     description: toolText("edit_file"),
     kind: "write",
+    parameters: EditFileParams,
     pathArgs: ["path"],
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", minLength: 1, description: "workspace-relative" },
-        old_string: { type: "string" },
-        new_string: { type: "string" },
-        replace_all: { type: ["boolean", "null"] },
-      },
-      required: ["path", "old_string", "new_string"],
-      additionalProperties: false,
-    },
     describe: (args) => `edit ${args.path}`,
     prepare: (args, ctx) => prepare(args, ctx.root),
     execute: (args, ctx) => applyPreparation(prepare(args, ctx.root)),
-  };
+  });
 }

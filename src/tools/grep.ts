@@ -5,16 +5,9 @@ import { linkCount, specialFileKind } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
 import { GrepPatternError, searchWithJs, searchWithRipgrep, type GrepMatch, type GrepQuery } from "./grep-search.ts";
 import { globMatcher } from "./list-files.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool, Nullable } from "./define-tool.ts";
 import type { Tool, ToolResult } from "./types.ts";
-
-export type GrepArgs = {
-  pattern: string;
-  path?: string;
-  glob?: string;
-  case_insensitive?: boolean;
-  literal?: boolean;
-  max_results?: number;
-};
 
 export interface GrepToolOptions {
   /** Use the JS search even when ripgrep is installed (tests, or a broken rg). */
@@ -26,6 +19,20 @@ export interface GrepToolOptions {
 export const GREP_DEFAULT_CAP = 100;
 export const GREP_MAX_CAP = 1000;
 const MAX_LINE_CHARS = 300;
+
+const GrepParams = Type.Object(
+  {
+    pattern: Type.String({ minLength: 1 }),
+    path: Type.Optional(Nullable(Type.String({ description: "file or directory; null for the workspace root" }))),
+    glob: Type.Optional(Nullable(Type.String())),
+    case_insensitive: Type.Optional(Nullable(Type.Boolean())),
+    literal: Type.Optional(Nullable(Type.Boolean({ description: "pattern is plain text" }))),
+    max_results: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: GREP_MAX_CAP, description: `default ${GREP_DEFAULT_CAP}` }))),
+  },
+  { additionalProperties: false },
+);
+
+export type GrepArgs = Static<typeof GrepParams>;
 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
@@ -41,26 +48,15 @@ async function specialTarget(target: string, shown: string): Promise<ToolResult 
   return special ? { forModel: `Error: ${shown} is ${special}, not a regular file; grep does not read it.`, summary: `grep ${shown}: refused (not a regular file)`, isError: true } : undefined;
 }
 
-export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
+export function createGrepTool(options: GrepToolOptions = {}): Tool {
   const rg = options.forceFallback ? undefined : (options.rgPath ?? Bun.which("rg") ?? undefined);
-  return {
+  return defineTool({
     name: "grep",
     description: toolText("grep"),
     kind: "read",
+    parameters: GrepParams,
     pathArgs: ["path"],
-    parameters: {
-      type: "object",
-      properties: {
-        pattern: { type: "string", minLength: 1 },
-        path: { type: ["string", "null"], description: "file or directory; null for the workspace root" },
-        glob: { type: ["string", "null"] },
-        case_insensitive: { type: ["boolean", "null"] },
-        literal: { type: ["boolean", "null"], description: "pattern is plain text" },
-        max_results: { type: ["integer", "null"], minimum: 1, maximum: GREP_MAX_CAP, description: `default ${GREP_DEFAULT_CAP}` },
-      },
-      required: ["pattern"],
-      additionalProperties: false,
-    },
+    workingSetPriority: 0.4,
     describe: (args) => `grep /${args.pattern}/ in ${args.path ?? "."}${args.glob ? ` (${args.glob})` : ""}`,
     async execute(args, ctx) {
       const target = args.path ?? ctx.root;
@@ -109,5 +105,5 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgs> {
         isError: false,
       };
     },
-  };
+  });
 }

@@ -3,12 +3,23 @@ import { stat } from "node:fs/promises";
 import { basename, relative } from "node:path";
 import { toolText } from "./descriptions.ts";
 import { walkFiles } from "./file-walk.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool, Nullable } from "./define-tool.ts";
 import type { Tool } from "./types.ts";
-
-export type ListFilesArgs = { path?: string; glob?: string; max_results?: number };
 
 export const LIST_FILES_DEFAULT_CAP = 500;
 export const LIST_FILES_MAX_CAP = 5000;
+
+const ListFilesParams = Type.Object(
+  {
+    path: Type.Optional(Nullable(Type.String({ description: "directory; null for the workspace root" }))),
+    glob: Type.Optional(Nullable(Type.String())),
+    max_results: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: LIST_FILES_MAX_CAP, description: `default ${LIST_FILES_DEFAULT_CAP}` }))),
+  },
+  { additionalProperties: false },
+);
+
+export type ListFilesArgs = Static<typeof ListFilesParams>;
 
 /** A glob without "/" matches file names at any depth (like `find -name`); one with "/" matches the path. */
 export function globMatcher(pattern: string | undefined): (relToBase: string) => boolean {
@@ -17,22 +28,14 @@ export function globMatcher(pattern: string | undefined): (relToBase: string) =>
   return pattern.includes("/") ? (p) => glob.match(p) : (p) => glob.match(basename(p));
 }
 
-export function createListFilesTool(): Tool<ListFilesArgs> {
-  return {
+export function createListFilesTool(): Tool {
+  return defineTool({
     name: "list_files",
     description: toolText("list_files"),
     kind: "read",
+    parameters: ListFilesParams,
     pathArgs: ["path"],
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: ["string", "null"], description: "directory; null for the workspace root" },
-        glob: { type: ["string", "null"] },
-        max_results: { type: ["integer", "null"], minimum: 1, maximum: LIST_FILES_MAX_CAP, description: `default ${LIST_FILES_DEFAULT_CAP}` },
-      },
-      required: [],
-      additionalProperties: false,
-    },
+    workingSetPriority: 0.3,
     describe: (args) => `list ${args.path ?? "."}${args.glob ? ` ${args.glob}` : ""}`,
     async execute(args, ctx) {
       const dir = args.path ?? ctx.root;
@@ -61,5 +64,5 @@ export function createListFilesTool(): Tool<ListFilesArgs> {
       const footer = total > cap ? `\n(${total} files ${what}; showing the first ${cap} — narrow with path or glob)` : "";
       return { forModel: listed.join("\n") + footer, summary: `list ${shown}: ${total} files`, isError: false };
     },
-  };
+  });
 }

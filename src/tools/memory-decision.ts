@@ -18,9 +18,20 @@ import { confinePath } from "./confine.ts";
 import { toolText } from "./descriptions.ts";
 import { fileDiff } from "./file-diff.ts";
 import { applyMemoryOp, type MemoryStore } from "./memory-store.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool, Nullable } from "./define-tool.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
-export type RecordDecisionArgs = { title: string; why: string; write_adr?: boolean };
+const RecordDecisionParams = Type.Object(
+  {
+    title: Type.String({ minLength: 1, description: "one line" }),
+    why: Type.String({ description: "one or two sentences" }),
+    write_adr: Type.Optional(Nullable(Type.Boolean())),
+  },
+  { additionalProperties: false },
+);
+
+export type RecordDecisionArgs = Static<typeof RecordDecisionParams>;
 
 export const ADR_DIR = "docs/adr";
 
@@ -75,7 +86,7 @@ function addDecisionNumbered(state: WorkingState, title: string, why: string, n:
   return { state: { ...result.state, decisions_recent: decisions }, change: result.change.replace(/ADR-\d+/, id) };
 }
 
-export function createRecordDecisionTool(store: () => MemoryStore): Tool<RecordDecisionArgs> {
+export function createRecordDecisionTool(store: () => MemoryStore): Tool {
   async function prepare(args: RecordDecisionArgs, root: string): Promise<Preparation> {
     const s = store();
     const retry = "Call memory_record_decision again with a non-empty title.";
@@ -122,22 +133,13 @@ export function createRecordDecisionTool(store: () => MemoryStore): Tool<RecordD
     };
   }
 
-  return {
+  return defineTool({
     name: "memory_record_decision",
     description: toolText("memory_record_decision"),
     kind: "memory",
-    parameters: {
-      type: "object",
-      properties: {
-        title: { type: "string", minLength: 1, description: "one line" },
-        why: { type: "string", description: "one or two sentences" },
-        write_adr: { type: ["boolean", "null"] },
-      },
-      required: ["title", "why"],
-      additionalProperties: false,
-    },
+    parameters: RecordDecisionParams,
     describe: (args) => `record decision: ${args.title}${args.write_adr ? ` (with an ADR in ${ADR_DIR}/)` : ""}`,
     prepare: (args, ctx) => prepare(args, ctx.root),
     execute: (args, ctx) => applyPreparation(prepare(args, ctx.root)),
-  };
+  });
 }

@@ -7,67 +7,67 @@ import { addTask, blockTask, completeTask, setConvention, setGoal, setNow, unset
 import { TASK_STATUSES, type WorkingState } from "../state/schema.ts";
 import { toolText } from "./descriptions.ts";
 import { applyMemoryOp, describeTasks, type MemoryStore } from "./memory-store.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool, Nullable } from "./define-tool.ts";
 import type { Tool, ToolResult } from "./types.ts";
 
-export type SetGoalArgs = { goal: string };
-export type SetNowArgs = { now: string };
-export type SetConventionArgs = { name: string; rule?: string };
-export type TaskArgs = {
-  action: "add" | "update" | "done" | "block";
-  id?: string;
-  title?: string;
-  status?: (typeof TASK_STATUSES)[number];
-  note?: string;
-  reason?: string;
-  files?: string[];
-};
+type TaskStatus = (typeof TASK_STATUSES)[number];
 
-export function createSetGoalTool(store: () => MemoryStore): Tool<SetGoalArgs> {
-  return {
+const SetGoalParams = Type.Object({ goal: Type.String() }, { additionalProperties: false });
+const SetNowParams = Type.Object({ now: Type.String() }, { additionalProperties: false });
+const SetConventionParams = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    rule: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
+const TaskParams = Type.Object(
+  {
+    action: Type.Unsafe<"add" | "update" | "done" | "block">({ type: "string", enum: ["add", "update", "done", "block"] }),
+    id: Type.Optional(Nullable(Type.String())),
+    title: Type.Optional(Nullable(Type.String())),
+    status: Type.Optional(Type.Unsafe<TaskStatus>({ type: ["string", "null"], enum: [...TASK_STATUSES, null] })),
+    note: Type.Optional(Nullable(Type.String())),
+    reason: Type.Optional(Nullable(Type.String())),
+    files: Type.Optional(Nullable(Type.Array(Type.String()))),
+  },
+  { additionalProperties: false },
+);
+
+export type SetGoalArgs = Static<typeof SetGoalParams>;
+export type SetNowArgs = Static<typeof SetNowParams>;
+export type SetConventionArgs = Static<typeof SetConventionParams>;
+export type TaskArgs = Static<typeof TaskParams>;
+
+export function createSetGoalTool(store: () => MemoryStore): Tool {
+  return defineTool({
     name: "memory_set_goal",
     description: toolText("memory_set_goal"),
     kind: "memory",
-    parameters: {
-      type: "object",
-      properties: { goal: { type: "string" } },
-      required: ["goal"],
-      additionalProperties: false,
-    },
+    parameters: SetGoalParams,
     describe: () => "set the goal",
     execute: (args) => applyMemoryOp(store(), (s) => setGoal(s, args.goal), "Call memory_set_goal again."),
-  };
+  });
 }
 
-export function createSetNowTool(store: () => MemoryStore): Tool<SetNowArgs> {
-  return {
+export function createSetNowTool(store: () => MemoryStore): Tool {
+  return defineTool({
     name: "memory_set_now",
     description: toolText("memory_set_now"),
     kind: "memory",
-    parameters: {
-      type: "object",
-      properties: { now: { type: "string" } },
-      required: ["now"],
-      additionalProperties: false,
-    },
+    parameters: SetNowParams,
     describe: () => "set what is being done now",
     execute: (args) => applyMemoryOp(store(), (s) => setNow(s, args.now), "Call memory_set_now again."),
-  };
+  });
 }
 
-export function createSetConventionTool(store: () => MemoryStore): Tool<SetConventionArgs> {
-  return {
+export function createSetConventionTool(store: () => MemoryStore): Tool {
+  return defineTool({
     name: "memory_set_convention",
     description: toolText("memory_set_convention"),
     kind: "memory",
-    parameters: {
-      type: "object",
-      properties: {
-        name: { type: "string", minLength: 1 },
-        rule: { type: ["string", "null"] },
-      },
-      required: ["name"],
-      additionalProperties: false,
-    },
+    parameters: SetConventionParams,
     describe: (args) => `set convention ${args.name}`,
     execute(args) {
       const remove = args.rule === undefined || args.rule.trim() === "";
@@ -77,7 +77,7 @@ export function createSetConventionTool(store: () => MemoryStore): Tool<SetConve
         "Check the convention's name in the working state and call memory_set_convention again.",
       );
     },
-  };
+  });
 }
 
 function missing(field: string, action: string): ToolResult {
@@ -88,25 +88,14 @@ function missing(field: string, action: string): ToolResult {
   };
 }
 
-export function createTaskTool(store: () => MemoryStore): Tool<TaskArgs> {
-  return {
+export function createTaskTool(store: () => MemoryStore): Tool {
+  return defineTool({
     name: "memory_task",
     description: toolText("memory_task"),
     kind: "memory",
-    parameters: {
-      type: "object",
-      properties: {
-        action: { type: "string", enum: ["add", "update", "done", "block"] },
-        id: { type: ["string", "null"] },
-        title: { type: ["string", "null"] },
-        status: { type: ["string", "null"], enum: [...TASK_STATUSES, null] },
-        note: { type: ["string", "null"] },
-        reason: { type: ["string", "null"] },
-        files: { type: ["array", "null"], items: { type: "string" } },
-      },
-      required: ["action"],
-      additionalProperties: false,
-    },
+    parameters: TaskParams,
+    // The files a task names count as touched, so the prompt's file list keeps them in view.
+    locations: (args) => (args.files ?? []).filter((path) => path !== "").map((path) => ({ path, access: "read" as const })),
     describe: (args) => `${args.action} task${args.id ? ` ${args.id}` : ""}${args.title ? `: ${args.title}` : ""}`,
     async execute(args) {
       const s = store();
@@ -133,5 +122,5 @@ export function createTaskTool(store: () => MemoryStore): Tool<TaskArgs> {
       // An unknown id is the usual mistake: the task list lets the model pick the right one.
       return result.isError ? { ...result, forModel: `${result.forModel} ${describeTasks((await s.read()).state)}` } : result;
     },
-  };
+  });
 }

@@ -6,9 +6,20 @@
 import { relative } from "node:path";
 import { hardLinkWarning, linkCount, readConfined } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
-import type { Preparation, Tool, ToolContext, ToolResult } from "./types.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool, Nullable } from "./define-tool.ts";
+import type { Tool, ToolContext, ToolResult } from "./types.ts";
 
-export type ReadFileArgs = { path: string; start_line?: number; end_line?: number };
+const ReadFileParams = Type.Object(
+  {
+    path: Type.String({ minLength: 1, description: "workspace-relative" }),
+    start_line: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: "1-based" }))),
+    end_line: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: "inclusive" }))),
+  },
+  { additionalProperties: false },
+);
+
+export type ReadFileArgs = Static<typeof ReadFileParams>;
 
 export interface ReadFileLimits {
   /** Files larger than this are refused (use grep or a range via run_shell). */
@@ -38,24 +49,60 @@ function formatLines(lines: string[], first: number, maxLineChars: number): stri
     .join("\n");
 }
 
-export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): Tool<ReadFileArgs> {
-  const tool: Tool<ReadFileArgs> = {
+export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): Tool {
+  async function execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
+    const rel = relative(ctx.root, args.path) || ".";
+    const read = await readConfined(args.path, rel, limits.maxBytes);
+    if (!read.ok) {
+      switch (read.reason) {
+        case "missing":
+          return error(`Error: ${rel} does not exist. Use list_files or grep to find the right path.`, `${rel}: not found`);
+        case "directory":
+          return error(`Error: ${rel} is a directory; use list_files to see its contents.`, `${rel}: is a directory`);
+        case "too_large":
+          return error(
+            `Error: ${rel} is ${read.size} bytes, over the ${limits.maxBytes}-byte cap of read_file. Use grep to find the lines you need, or run_shell with sed -n 'A,Bp'.`,
+            `${rel}: too large (${read.size} bytes)`,
+          );
+        default:
+          return error(`Error: ${read.problem}.`, `${rel}: refused (${read.reason === "special" ? "not a regular file" : "moved while opening"})`);
+      }
+    }
+    const bytes = read.bytes;
+    if (looksBinary(bytes)) {
+      return error(`Error: ${rel} is a binary file (${bytes.length} bytes); its content is not shown.`, `${rel}: binary file, not shown`);
+    }
+    const text = bytes.toString("utf8");
+    if (text === "") return { forModel: `(${rel} is empty)`, summary: `read ${rel} (empty)`, isError: false };
+    const lines = text.replace(/\r?\n$/, "").split(/\r?\n/);
+    const total = lines.length;
+    const start = args.start_line ?? 1;
+    if (start > total) {
+      return error(`Error: start_line ${start} is past the end of ${rel}, which has ${total} lines.`, `${rel}: start_line past end`);
+    }
+    if (args.end_line !== undefined && args.end_line < start) {
+      return error(`Error: end_line ${args.end_line} is before start_line ${start}.`, `${rel}: empty line range`);
+    }
+    const end = Math.min(total, args.end_line ?? start + limits.maxLines - 1);
+    const body = formatLines(lines.slice(start - 1, end), start, limits.maxLineChars);
+    const partial = start > 1 || end < total;
+    const footer = end < total ? `\n(showing lines ${start}-${end} of ${total}; call read_file with start_line ${end + 1} to continue)` : "";
+    return {
+      forModel: body + footer,
+      summary: `read ${rel} (${partial ? `lines ${start}-${end} of ${total}` : total === 1 ? "1 line" : `${total} lines`})`,
+      isError: false,
+    };
+  }
+
+  return defineTool({
     name: "read_file",
     description: toolText("read_file"),
     kind: "read",
+    parameters: ReadFileParams,
     pathArgs: ["path"],
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", minLength: 1, description: "workspace-relative" },
-        start_line: { type: ["integer", "null"], minimum: 1, description: "1-based" },
-        end_line: { type: ["integer", "null"], minimum: 1, description: "inclusive" },
-      },
-      required: ["path"],
-      additionalProperties: false,
-    },
+    workingSetPriority: 0.6,
     describe: (args) => `read ${args.path}${args.start_line || args.end_line ? ` lines ${args.start_line ?? 1}-${args.end_line ?? "…"}` : ""}`,
-    async prepare(args: ReadFileArgs, ctx: ToolContext): Promise<Preparation> {
+    prepare: async (args, ctx) => {
       const rel = relative(ctx.root, args.path) || ".";
       const escalate = hardLinkWarning(rel, await linkCount(args.path));
       return {
@@ -63,52 +110,9 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
         kind: "read",
         description: `read ${rel}`,
         ...(escalate !== undefined ? { escalate } : {}),
-        apply: () => tool.execute(args, ctx),
+        apply: () => execute(args, ctx),
       };
     },
-    async execute(args, ctx) {
-      const rel = relative(ctx.root, args.path) || ".";
-      const read = await readConfined(args.path, rel, limits.maxBytes);
-      if (!read.ok) {
-        switch (read.reason) {
-          case "missing":
-            return error(`Error: ${rel} does not exist. Use list_files or grep to find the right path.`, `${rel}: not found`);
-          case "directory":
-            return error(`Error: ${rel} is a directory; use list_files to see its contents.`, `${rel}: is a directory`);
-          case "too_large":
-            return error(
-              `Error: ${rel} is ${read.size} bytes, over the ${limits.maxBytes}-byte cap of read_file. Use grep to find the lines you need, or run_shell with sed -n 'A,Bp'.`,
-              `${rel}: too large (${read.size} bytes)`,
-            );
-          default:
-            return error(`Error: ${read.problem}.`, `${rel}: refused (${read.reason === "special" ? "not a regular file" : "moved while opening"})`);
-        }
-      }
-      const bytes = read.bytes;
-      if (looksBinary(bytes)) {
-        return error(`Error: ${rel} is a binary file (${bytes.length} bytes); its content is not shown.`, `${rel}: binary file, not shown`);
-      }
-      const text = bytes.toString("utf8");
-      if (text === "") return { forModel: `(${rel} is empty)`, summary: `read ${rel} (empty)`, isError: false };
-      const lines = text.replace(/\r?\n$/, "").split(/\r?\n/);
-      const total = lines.length;
-      const start = args.start_line ?? 1;
-      if (start > total) {
-        return error(`Error: start_line ${start} is past the end of ${rel}, which has ${total} lines.`, `${rel}: start_line past end`);
-      }
-      if (args.end_line !== undefined && args.end_line < start) {
-        return error(`Error: end_line ${args.end_line} is before start_line ${start}.`, `${rel}: empty line range`);
-      }
-      const end = Math.min(total, args.end_line ?? start + limits.maxLines - 1);
-      const body = formatLines(lines.slice(start - 1, end), start, limits.maxLineChars);
-      const partial = start > 1 || end < total;
-      const footer = end < total ? `\n(showing lines ${start}-${end} of ${total}; call read_file with start_line ${end + 1} to continue)` : "";
-      return {
-        forModel: body + footer,
-        summary: `read ${rel} (${partial ? `lines ${start}-${end} of ${total}` : total === 1 ? "1 line" : `${total} lines`})`,
-        isError: false,
-      };
-    },
-  };
-  return tool;
+    execute,
+  });
 }

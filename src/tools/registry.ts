@@ -2,7 +2,9 @@
  * The tool registry: one place that, for every call, parses and validates the arguments against
  * the tool's JSON schema, confines path arguments to the workspace, works out a mutating change
  * before asking for approval (so the user approves the diff that will be applied), runs the tool,
- * truncates its output for the model, and returns the raw result for the transcript.
+ * truncates its output for the model, and returns the raw result for the transcript. Each
+ * outcome carries the tool's own facts (kind, the paths the call touches, its working-set
+ * priority), which memory reads instead of guessing from tool names.
  * `run` never throws: every failure is an outcome the model can act on.
  */
 import { realpathSync } from "node:fs";
@@ -14,6 +16,7 @@ import { countTokensIfReady } from "../prompt/tokens.ts";
 import { StateStore } from "../state/store.ts";
 import { createApprovalGate, type ApprovalGate, type ApprovalSubject, type AskApproval } from "./approvals.ts";
 import { parseArguments } from "./arguments.ts";
+import { factsOfCall, factsOfTool, registerToolFacts, type CallFacts } from "./call-facts.ts";
 import { confinePath, PathEscapeError } from "./confine.ts";
 import { createDefaultTools, type AnyTool, type ShellToolOptions } from "./default-tools.ts";
 import type { GrepToolOptions } from "./grep.ts";
@@ -95,6 +98,8 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
   const memoryStore = (): MemoryStore => (store ??= new StateStore(workspacePaths(root)));
   const tools = options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep, shell: options.shell });
   const byName = new Map(tools.map((t) => [t.name, t]));
+  // A resumed session rebuilds memory from records that name these tools; their facts must be found.
+  registerToolFacts(tools);
   const gate = options.approvals ?? createApprovalGate({ mode: options.settings.approvals, interactive: options.interactive ?? false });
   const countTokens = options.countTokens ?? countTokensIfReady;
   const specs = specsOf(tools);
@@ -110,7 +115,12 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     }
   }
 
-  function finish(call: ToolCallRequest, shown: string, result: ToolResult, extra: { denied?: boolean; durationMs?: number } = {}): ToolCallOutcome {
+  function finish(
+    call: ToolCallRequest,
+    shown: string,
+    result: ToolResult,
+    extra: { denied?: boolean; durationMs?: number; facts?: CallFacts } = {},
+  ): ToolCallOutcome {
     const cut = truncateHeadTail(result.forModel, options.settings.toolOutputTokens, countTokens);
     const outcome: ToolCallOutcome = {
       callId: call.callId,
@@ -122,7 +132,10 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
       isError: result.isError,
       denied: extra.denied ?? false,
       durationMs: extra.durationMs ?? 0,
+      locations: extra.facts?.locations ?? [],
     };
+    if (extra.facts) outcome.kind = extra.facts.kind;
+    if (extra.facts?.workingSetPriority !== undefined) outcome.workingSetPriority = extra.facts.workingSetPriority;
     if (result.diff !== undefined) outcome.diff = result.diff;
     if (cut.cutBytes > 0) outcome.truncated = { cutBytes: cut.cutBytes, cutLines: cut.cutLines };
     if (result.memoryChange !== undefined) outcome.memoryChange = result.memoryChange;
@@ -167,12 +180,15 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
       return finish(call, call.name, failure(`Error: there is no tool named "${call.name}". Available tools: ${names}.`, `unknown tool ${call.name}`));
     }
     let shown = call.name;
+    // Invalid arguments touched nothing; valid ones name the call's locations.
+    let facts: CallFacts = factsOfTool(tool);
     try {
       const parsed = await parseArguments(tool.name, tool.parameters, call.arguments);
-      if (!parsed.ok) return finish(call, call.name, failure(parsed.message, `${tool.name}: invalid arguments`));
+      if (!parsed.ok) return finish(call, call.name, failure(parsed.message, `${tool.name}: invalid arguments`), { facts });
       const args = parsed.args;
+      facts = factsOfCall(tool, args);
       shown = tool.describe(args);
-      if (ctx.signal.aborted) return finish(call, shown, failure("Aborted before the tool ran.", `${shown}: aborted`));
+      if (ctx.signal.aborted) return finish(call, shown, failure("Aborted before the tool ran.", `${shown}: aborted`), { facts });
       const confined: Record<string, unknown> = { ...args };
       for (const name of tool.pathArgs ?? []) {
         const value = args[name];
@@ -182,18 +198,19 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
       const prepared: Preparation = tool.prepare
         ? await tool.prepare(confined, toolCtx)
         : { ready: true, kind: tool.kind, description: shown, apply: () => tool.execute(confined, toolCtx) };
-      if (!prepared.ready) return finish(call, shown, prepared.result);
+      if (!prepared.ready) return finish(call, shown, prepared.result, { facts });
       const approval = await approve(call, prepared, args, ctx);
       if (!approval.allowed) {
         const withDiff = prepared.diff !== undefined ? { ...approval.result, diff: prepared.diff } : approval.result;
-        return finish(call, shown, withDiff, { denied: true });
+        return finish(call, shown, withDiff, { denied: true, facts });
       }
       const started = performance.now();
       const result = await prepared.apply();
-      return finish(call, shown, result, { durationMs: Math.round(performance.now() - started) });
+      return finish(call, shown, result, { durationMs: Math.round(performance.now() - started), facts });
     } catch (error) {
-      if (error instanceof PathEscapeError) return finish(call, shown, failure(`Error: ${error.message}.`, `${shown}: refused (outside the workspace)`));
-      return finish(call, shown, failure(`Error: ${tool.name} failed: ${messageOf(error)}`, `${shown}: failed (${messageOf(error)})`));
+      // A path outside the workspace was refused, so the call touched no workspace file.
+      if (error instanceof PathEscapeError) return finish(call, shown, failure(`Error: ${error.message}.`, `${shown}: refused (outside the workspace)`), { facts: { ...facts, locations: [] } });
+      return finish(call, shown, failure(`Error: ${tool.name} failed: ${messageOf(error)}`, `${shown}: failed (${messageOf(error)})`), { facts });
     }
   }
 

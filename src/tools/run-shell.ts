@@ -14,9 +14,22 @@ import { toolText } from "./descriptions.ts";
 import type { CapturedOutput } from "./shell-output-capture.ts";
 import { ShellOutputSpool, SPOOL_LIMITS, type SpoolLimits, type SpoolReport } from "./shell-output-spool.ts";
 import { runShellCommand, type ShellRun } from "./shell-process.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool, Nullable } from "./define-tool.ts";
 import type { PreparedCall, Tool, ToolContext, ToolResult } from "./types.ts";
 
-export type RunShellArgs = { command: string; timeout_ms?: number };
+/** The timeout bounds shown to the model come from settings, so the schema is made per tool. */
+function runShellParams(defaultTimeoutMs: number, maxTimeoutMs: number) {
+  return Type.Object(
+    {
+      command: Type.String({ minLength: 1 }),
+      timeout_ms: Type.Optional(Nullable(Type.Integer({ minimum: 100, maximum: maxTimeoutMs, description: `default ${defaultTimeoutMs}` }))),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export type RunShellArgs = Static<ReturnType<typeof runShellParams>>;
 
 export interface RunShellOptions {
   /** Default timeout (settings.shellTimeoutMs); a call may ask for less or up to `maxTimeoutMs`. */
@@ -105,7 +118,7 @@ export function formatShellRun(command: string, run: ShellRun, timeoutMs: number
   return parts.join("\n");
 }
 
-export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs> {
+export function createRunShellTool(options: RunShellOptions): Tool {
   const maxTimeout = options.maxTimeoutMs ?? SHELL_MAX_TIMEOUT_MS;
 
   async function run(args: RunShellArgs, ctx: ToolContext, confinement: Confinement): Promise<ToolResult> {
@@ -135,19 +148,13 @@ export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs>
     };
   }
 
-  return {
+  return defineTool({
     name: "run_shell",
     description: toolText("run_shell"),
     kind: "shell",
-    parameters: {
-      type: "object",
-      properties: {
-        command: { type: "string", minLength: 1 },
-        timeout_ms: { type: ["integer", "null"], minimum: 100, maximum: maxTimeout, description: `default ${options.timeoutMs}` },
-      },
-      required: ["command"],
-      additionalProperties: false,
-    },
+    parameters: runShellParams(options.timeoutMs, maxTimeout),
+    // A command names no paths the registry can know; its output is still worth keeping.
+    workingSetPriority: 0.5,
     describe: (args) => `run \`${oneLine(args.command)}\``,
     async prepare(args, ctx): Promise<PreparedCall> {
       const confinement = confinementFor(options, ctx.root);
@@ -159,5 +166,5 @@ export function createRunShellTool(options: RunShellOptions): Tool<RunShellArgs>
       return prepared;
     },
     execute: (args, ctx) => run(args, ctx, confinementFor(options, ctx.root)),
-  };
+  });
 }

@@ -25,24 +25,31 @@ export interface CapturedOutput {
 export const SHELL_LINE_CHARS = 1000;
 
 const NEWLINE = 0x0a;
-/** Below this many bytes per line, one regex pass counts faster than an indexOf per line. */
-const DENSE_LINE_BYTES = 48;
-const DENSE_CHECK_AFTER = 128;
+/** Scratch space for countNewlines, reused: counting allocates nothing. */
+const COUNT_PIECE = 64 * 1024;
+const countScratch = Buffer.alloc(COUNT_PIECE);
+
+/** `bytes` as a Buffer over the same memory (itself when it is one), for ranged native copies. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
 
 /**
- * Newlines in `chunk`. Native searches only (valarmind runs interpreter-only, ADR 0065): indexOf
- * per line for ordinary text, one regex pass once lines prove short (`yes` prints 2-byte lines).
+ * Newlines in the first `length` bytes of `chunk`, counted natively without allocating
+ * (valarmind runs interpreter-only, ADR 0065, so a byte loop in JS is slow, and a string per chunk
+ * for a regex is garbage the collector frees late: +30 MB for 1 GiB of `yes`). Each piece is copied
+ * into a scratch buffer padded with zeros and sorted (JavaScriptCore sorts 8-bit arrays natively,
+ * by counting), which puts the newlines in one run.
  */
-export function countNewlines(chunk: Uint8Array): number {
-  const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+export function countNewlines(chunk: Uint8Array, length: number = chunk.length): number {
+  const bytes = asBuffer(chunk);
   let count = 0;
-  let at = bytes.indexOf(NEWLINE);
-  while (at !== -1) {
-    count++;
-    if (count === DENSE_CHECK_AFTER && at < DENSE_CHECK_AFTER * DENSE_LINE_BYTES) {
-      return count + (bytes.toString("latin1", at + 1).match(/\n/g)?.length ?? 0);
-    }
-    at = bytes.indexOf(NEWLINE, at + 1);
+  for (let at = 0; at < length; at += COUNT_PIECE) {
+    const copied = bytes.copy(countScratch, 0, at, Math.min(length, at + COUNT_PIECE));
+    if (copied < COUNT_PIECE) countScratch.fill(0, copied);
+    countScratch.sort();
+    const first = countScratch.indexOf(NEWLINE);
+    if (first !== -1) count += countScratch.lastIndexOf(NEWLINE) - first + 1;
   }
   return count;
 }
@@ -78,9 +85,9 @@ export function cutLongLines(text: string, max: number = SHELL_LINE_CHARS): stri
 }
 
 export class HeadTailCapture {
-  private head: Uint8Array | undefined;
+  private head: Buffer | undefined;
   private headLength = 0;
-  private ring: Uint8Array | undefined;
+  private ring: Buffer | undefined;
   /** Where the next tail byte goes in the ring, and how much of the ring holds data. */
   private ringEnd = 0;
   private ringLength = 0;
@@ -93,28 +100,30 @@ export class HeadTailCapture {
     private readonly tailCap: number,
   ) {}
 
-  push(chunk: Uint8Array): void {
-    if (chunk.length === 0) return;
-    this.bytes += chunk.length;
-    this.newlines += countNewlines(chunk);
-    this.lastByte = chunk[chunk.length - 1] ?? NEWLINE;
-    let rest = chunk;
+  /**
+   * Takes the first `length` bytes of `chunk` (all by default). Ranged native copies, no views:
+   * per read, even small view objects add up to megabytes of garbage over a 1 GiB output.
+   */
+  push(chunk: Uint8Array, length: number = chunk.length): void {
+    if (length === 0) return;
+    const bytes = asBuffer(chunk);
+    this.bytes += length;
+    this.newlines += countNewlines(bytes, length);
+    this.lastByte = bytes[length - 1] ?? NEWLINE;
+    let from = 0;
     if (this.headLength < this.headCap) {
       // Buffers are made at the first byte, so a silent stream costs nothing.
-      this.head ??= new Uint8Array(this.headCap);
-      const take = Math.min(rest.length, this.headCap - this.headLength);
-      this.head.set(rest.subarray(0, take), this.headLength);
-      this.headLength += take;
-      rest = rest.subarray(take);
+      this.head ??= Buffer.alloc(this.headCap);
+      from = bytes.copy(this.head, this.headLength, 0, Math.min(length, this.headCap - this.headLength));
+      this.headLength += from;
     }
-    if (rest.length === 0 || this.tailCap === 0) return;
-    this.ring ??= new Uint8Array(this.tailCap);
-    const src = rest.length > this.tailCap ? rest.subarray(rest.length - this.tailCap) : rest;
-    const first = Math.min(src.length, this.tailCap - this.ringEnd);
-    this.ring.set(src.subarray(0, first), this.ringEnd);
-    this.ring.set(src.subarray(first), 0);
-    this.ringEnd = (this.ringEnd + src.length) % this.tailCap;
-    this.ringLength = Math.min(this.tailCap, this.ringLength + src.length);
+    if (from === length || this.tailCap === 0) return;
+    this.ring ??= Buffer.alloc(this.tailCap);
+    const start = Math.max(from, length - this.tailCap);
+    const first = bytes.copy(this.ring, this.ringEnd, start, Math.min(length, start + this.tailCap - this.ringEnd));
+    bytes.copy(this.ring, 0, start + first, length);
+    this.ringEnd = (this.ringEnd + length - start) % this.tailCap;
+    this.ringLength = Math.min(this.tailCap, this.ringLength + length - start);
   }
 
   private tailBytes(): Uint8Array {

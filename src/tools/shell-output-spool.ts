@@ -51,21 +51,23 @@ export class ShellOutputSpool {
     private readonly limits: SpoolLimits = SPOOL_LIMITS,
   ) {}
 
-  write(chunk: Uint8Array): void {
-    this.total += chunk.length;
+  /** Takes the first `length` bytes of `chunk` (all by default); keeps no reference to it. */
+  write(chunk: Uint8Array, length: number = chunk.length): void {
+    this.total += length;
     if (this.failure !== undefined || this.written >= this.limits.maxBytes) return;
     if (this.fd === undefined) {
-      if (this.pendingBytes + chunk.length <= this.limits.keepAboveBytes) {
-        this.pending.push(chunk.slice());
-        this.pendingBytes += chunk.length;
+      if (this.pendingBytes + length <= this.limits.keepAboveBytes) {
+        // A copy: the caller reuses its buffer (and Buffer#slice would be a view).
+        this.pending.push(new Uint8Array(chunk.subarray(0, length)));
+        this.pendingBytes += length;
         return;
       }
       if (!this.open()) return;
       const held = Buffer.concat(this.pending);
       this.pending = [];
-      this.put(held);
+      this.put(held, held.length);
     }
-    this.put(chunk);
+    this.put(chunk, length);
   }
 
   private open(): boolean {
@@ -94,9 +96,9 @@ export class ShellOutputSpool {
     }
   }
 
-  private put(bytes: Uint8Array): void {
+  private put(bytes: Uint8Array, length: number): void {
     if (this.fd === undefined) return;
-    const take = Math.min(bytes.length, this.limits.maxBytes - this.written);
+    const take = Math.min(length, this.limits.maxBytes - this.written);
     try {
       let done = 0;
       while (done < take) done += writeSync(this.fd, bytes, done, take - done);

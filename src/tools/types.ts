@@ -1,9 +1,16 @@
 /**
- * A tool is a small factory result: name, description, JSON-schema parameters and `execute`.
- * The registry validates arguments, confines paths, asks for approval and truncates output;
- * a tool only does its job.
+ * A tool is a small factory result (`defineTool`, define-tool.ts): name, description, TypeBox
+ * parameters, `execute`, and the facts memory and approvals need (kind, the paths a call touches,
+ * its working-set priority). The registry validates arguments, confines paths, asks for approval,
+ * truncates output and records those facts on the outcome; a tool only does its job.
  */
-export type ToolKind = "read" | "write" | "shell" | "memory";
+export type ToolKind = "read" | "write" | "shell" | "memory" | "external";
+
+/** A workspace path a call touches, as the model named it (normalized, workspace-relative). */
+export interface ToolLocation {
+  path: string;
+  access: "read" | "write";
+}
 
 export interface ToolContext {
   /** Absolute workspace root (its real path); every path argument is resolved and confined under it. */
@@ -56,22 +63,31 @@ export async function applyPreparation(preparation: Promise<Preparation>): Promi
   return prepared.ready ? prepared.apply() : prepared.result;
 }
 
-export interface Tool<Args = Record<string, unknown>> {
+/**
+ * A tool as the registry holds it: arguments are erased to a record because the registry
+ * validates them against `parameters` before calling. Build tools with `defineTool`, which
+ * checks every member against the arguments' TypeBox type.
+ */
+export interface Tool {
   name: string;
   description: string;
   kind: ToolKind;
-  /** JSON Schema (draft 2020-12) for the arguments object. */
+  /** JSON Schema (draft 2020-12) for the arguments object; sent to the model (strict form). */
   parameters: Record<string, unknown>;
   /**
    * Argument names that hold workspace paths. The registry confines them (no `..`, absolute or
    * symlink escapes) and hands `execute`/`prepare` the resolved absolute paths.
    */
   pathArgs?: readonly string[];
+  /** The paths a call touches, from its validated (unconfined) arguments; none when absent. */
+  locations?: (args: Record<string, unknown>) => ToolLocation[];
+  /** Long outputs enter the working set with this priority; absent: they are not kept there. */
+  workingSetPriority?: number;
   /** A one-line description of what a call would do, for approval prompts ("edit src/a.ts"). */
-  describe(args: Args): string;
+  describe: (args: Record<string, unknown>) => string;
   /** Mutating tools compute their change here without applying it; the registry asks, then applies. */
-  prepare?(args: Args, ctx: ToolContext): Promise<Preparation>;
-  execute(args: Args, ctx: ToolContext): Promise<ToolResult>;
+  prepare?: (args: Record<string, unknown>, ctx: ToolContext) => Promise<Preparation>;
+  execute: (args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolResult>;
 }
 
 /** What one registry call produced: for the model, the UI and the transcript. */
@@ -96,4 +112,10 @@ export interface ToolCallOutcome {
   truncated?: { cutBytes: number; cutLines: number };
   /** Set when a memory tool changed the working state. */
   memoryChange?: string;
+  /** The tool's kind; absent when the call named no known tool. */
+  kind?: ToolKind;
+  /** The paths the call touches (from valid arguments; empty when they were invalid). */
+  locations: ToolLocation[];
+  /** Set when a long output of this call may enter the working set, with this priority. */
+  workingSetPriority?: number;
 }

@@ -5,11 +5,21 @@ import { hardLinkWarning } from "./confined-file.ts";
 import { applyPlannedText, currentText, toolError } from "./file-change.ts";
 import { sensitiveWriteReason } from "./sensitive-paths.ts";
 import { fileDiff } from "./file-diff.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { defineTool } from "./define-tool.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
-export type WriteFileArgs = { path: string; content: string };
+const WriteFileParams = Type.Object(
+  {
+    path: Type.String({ minLength: 1, description: "workspace-relative" }),
+    content: Type.String(),
+  },
+  { additionalProperties: false },
+);
 
-export function createWriteFileTool(): Tool<WriteFileArgs> {
+export type WriteFileArgs = Static<typeof WriteFileParams>;
+
+export function createWriteFileTool(): Tool {
   async function prepare(args: WriteFileArgs, root: string): Promise<Preparation> {
     const rel = relative(root, args.path);
     const current = await currentText(args.path, rel);
@@ -45,22 +55,14 @@ export function createWriteFileTool(): Tool<WriteFileArgs> {
     };
   }
 
-  return {
+  return defineTool({
     name: "write_file",
     description: toolText("write_file"),
     kind: "write",
+    parameters: WriteFileParams,
     pathArgs: ["path"],
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", minLength: 1, description: "workspace-relative" },
-        content: { type: "string" },
-      },
-      required: ["path", "content"],
-      additionalProperties: false,
-    },
     describe: (args) => `write ${args.path}`,
     prepare: (args, ctx) => prepare(args, ctx.root),
     execute: (args, ctx) => applyPreparation(prepare(args, ctx.root)),
-  };
+  });
 }

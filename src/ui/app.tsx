@@ -86,9 +86,9 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
     (decision: ApprovalDecision) => {
       if (!approval) return;
       dispatch({ type: "approval_answered", callId: approval.callId, decision });
-      approval.respond(decision);
+      controller.answer(approval.id, decision);
     },
-    [approval],
+    [approval, controller],
   );
 
   const interruptTurn = useCallback(() => {

@@ -1,14 +1,10 @@
 /**
- * `chat -p --json`: one JSON object per line for every AgentEvent, in order. Callbacks
- * (an approval's `respond`) are not serialisable and are left out.
+ * `chat -p --json`: one JSON object per line for every AgentEvent, in order. Events are plain
+ * data (an approval is answered by its id, not through a callback), so each is printed whole.
  */
 import type { AgentEvent } from "../agent/events.ts";
 
 export function eventToJsonLine(event: AgentEvent): string {
-  if (event.type === "approval_request") {
-    const { respond: _respond, ...rest } = event;
-    return JSON.stringify(rest);
-  }
   return JSON.stringify(event);
 }
 

@@ -1,7 +1,7 @@
 /**
  * Tools as the model meets them through the agent: path escapes refused with a message the model
  * can act on, and approvals in each mode — headless (refused unless the mode allows it) and
- * interactive (the `approval_request` event's `respond`).
+ * interactive (an `approval_request` answered by its id).
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, symlinkSync } from "node:fs";
@@ -135,10 +135,10 @@ describe("interactive approvals through approval_request", () => {
     const { session } = await openAgent(root, server, { interactive: true });
     const asked: Array<Extract<AgentEvent, { type: "approval_request" }>> = [];
     const turn = await runTurn(session, "change the notes", {
-      onEvent: (event) => {
+      onEvent: (event, answer) => {
         if (event.type !== "approval_request") return;
         asked.push(event);
-        event.respond(decide(event));
+        answer(event.id, decide(event));
       },
     });
     return { root, turn, asked };

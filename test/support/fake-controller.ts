@@ -3,14 +3,14 @@
  * tests only (app-level tests use the real controller with the fake Responses server).
  *
  * Scripts are plain data. Two steps are not events: `{ type: "pause" }` holds the stream until
- * `resume()` is called or the turn is aborted, and an `approval_request` step (without `respond`)
- * waits for the UI's decision, which is recorded in `decisions`. Aborting ends the turn the way the
- * core does: `turn_end` with stopReason "aborted" and the text streamed so far.
+ * `resume()` is called or the turn is aborted, and an `approval_request` step (its `id` optional)
+ * waits for the UI's `answer(id, decision)`, recorded in `decisions`. Aborting ends the turn the
+ * way the core does: `turn_end` with stopReason "aborted" and the text streamed so far.
  */
 import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../src/agent/controller.ts";
 import type { AgentEvent, ApprovalDecision } from "../../src/agent/events.ts";
 
-type ApprovalStep = Omit<Extract<AgentEvent, { type: "approval_request" }>, "respond">;
+type ApprovalStep = Omit<Extract<AgentEvent, { type: "approval_request" }>, "id"> & { id?: string };
 export type ScriptStep = Exclude<AgentEvent, { type: "approval_request" }> | ApprovalStep | { type: "pause" };
 
 export interface FakeControllerOptions {
@@ -81,6 +81,7 @@ export class FakeController implements ChatController {
   closed = false;
   private readonly scripts: ScriptStep[][];
   private resumeWaiter: (() => void) | undefined;
+  private waitingApproval: { id: string; answer: (decision: ApprovalDecision) => void } | undefined;
   private pausedFlag = false;
 
   constructor(private readonly options: FakeControllerOptions = {}) {
@@ -95,6 +96,14 @@ export class FakeController implements ChatController {
 
   resume(): void {
     this.resumeWaiter?.();
+  }
+
+  answer(id: string, decision: ApprovalDecision): boolean {
+    const waiting = this.waitingApproval;
+    if (waiting?.id !== id) return false;
+    this.waitingApproval = undefined;
+    waiting.answer(decision);
+    return true;
   }
 
   status(): StatusSnapshot {
@@ -122,14 +131,14 @@ export class FakeController implements ChatController {
         continue;
       }
       if (step.type === "approval_request") {
-        let answer: ((decision: ApprovalDecision) => void) | undefined;
+        const id = step.id ?? `${turn}/${step.callId}`;
         const decided = new Promise<void>((resolve) => {
-          answer = (decision) => {
+          this.waitingApproval = { id, answer: (decision) => {
             this.decisions.push(decision);
             resolve();
-          };
+          } };
         });
-        yield { ...step, respond: (decision) => answer?.(decision) };
+        yield { ...step, id };
         await this.waitFor((resolve) => void decided.then(resolve), signal);
         continue;
       }

@@ -3,6 +3,7 @@ import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { createRunShellTool } from "../../src/tools/run-shell.ts";
+import { runShellCommand } from "../../src/tools/shell-process.ts";
 import { call, makeWorkspace, registryFor, removeWorkspaces } from "./temp-workspace.ts";
 
 // Exact-output tests: the developer's login profile (pyenv's rehash, say, complaining about the
@@ -124,5 +125,38 @@ describe("run_shell", () => {
     const outcome = await call(registryFor(root), "run_shell", { command: "touch ran" }, controller.signal);
     expect(outcome.isError).toBe(true);
     expect(existsSync(join(root, "ran"))).toBe(false);
+  });
+});
+
+/** Unsandboxed, a process that left the group (setsid) survives bash and keeps the output pipes. */
+describe("runShellCommand without the sandbox", () => {
+  const run = (command: string) =>
+    runShellCommand(command, { cwd: makeWorkspace(), timeoutMs: 60_000, maxCaptureBytes: 1000, signal: new AbortController().signal });
+  // `up` exists once the process has left bash's group, so bash's exit cannot take it along.
+  const untilUp = "until [ -e up ]; do sleep 0.01; done;";
+  const pidIn = (text: string): number => Number(/pid=(\d+)/.exec(text)?.[1] ?? Number.NaN);
+  const endProcess = (pid: number): void => {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
+
+  test("a setsid process that holds the pipes silently does not keep the call waiting", async () => {
+    const result = await run(`setsid sh -c 'touch up; exec sleep 300' & ${untilUp} echo pid=$!`);
+    const pid = pidIn(result.stdout.head);
+    endProcess(pid);
+    expect(result.exitCode).toBe(0);
+    expect(Number.isInteger(pid)).toBe(true);
+  });
+
+  test("a setsid process that floods the pipes does not keep the call waiting", async () => {
+    const result = await run(`setsid sh -c 'echo first; touch up; exec yes' & ${untilUp} echo pid=$! >&2`);
+    endProcess(pidIn(result.stderr.head));
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr.head).toMatch(/^pid=\d+\n$/);
+    expect(result.stdout.head.length + result.stdout.tail.length).toBeLessThanOrEqual(1000);
+    expect(result.stdout.head).toStartWith("first\n");
   });
 });

@@ -72,6 +72,27 @@ describe("line helpers", () => {
     expect(countNewlines(bytes("a\nb\nc"))).toBe(2);
     expect(countNewlines(bytes("y\n".repeat(10_000)))).toBe(10_000);
     expect(countNewlines(bytes(`${"x".repeat(60)}\n`.repeat(1000)))).toBe(1000);
+    // Past one 64 KiB counting piece, with bytes above and below the newline's value.
+    expect(countNewlines(bytes("\t\né\n\u0001".repeat(50_000)))).toBe(100_000);
+    expect(countNewlines(bytes("a\nb\nc\n"), 3)).toBe(1);
+  });
+
+  test("a reused read buffer: push and write take only the given length and keep no reference", () => {
+    const root = makeWorkspace();
+    const capture = new HeadTailCapture(4, 4);
+    const spool = new ShellOutputSpool(join(root, "outputs"), "reuse", { maxBytes: 1024, keepAboveBytes: 4 });
+    const buffer = Buffer.alloc(16);
+    for (const piece of ["ab\n", "cdef\n", "gh"]) {
+      buffer.fill(0x7a);
+      buffer.write(piece);
+      capture.push(buffer, piece.length);
+      spool.write(buffer, piece.length);
+    }
+    buffer.fill(0x7a);
+    expect(capture.result()).toEqual({ bytes: 10, lines: 3, head: "ab\nc", tail: "f\ngh", droppedBytes: 2, droppedLines: 0 });
+    const report = spool.finish();
+    expect(report.kind).toBe("kept");
+    if (report.kind === "kept") expect(readFileSync(report.path, "utf8")).toBe("ab\ncdef\ngh");
   });
 
   test("cutLongLines keeps short lines and halves long ones with a marker", () => {

@@ -44,7 +44,7 @@ function flagSettings(opts: ChatOptions): PartialSettings {
   if (opts.reasoningEffort !== undefined) flags.reasoningEffort = opts.reasoningEffort as Settings["reasoningEffort"];
   if (opts.budget !== undefined) {
     const n = Number(opts.budget);
-    if (!Number.isInteger(n) || n < 1000) throw new UsageError(`--budget must be an integer of at least 1000 tokens, got '${opts.budget}'`);
+    if (!Number.isInteger(n) || n < 1000) throw new UsageError(`--budget must be an integer of at least 1000 tokens, got '${opts.budget}'`, { hint: "Pass a whole number of tokens, e.g. --budget 8000." });
     flags.maxContextTokens = n;
   }
   return flags;
@@ -58,7 +58,9 @@ function resumeTarget(opts: ChatOptions): ResumeTarget {
 
 async function readMessage(raw: string): Promise<string> {
   const text = raw === "-" ? await new Response(Bun.stdin.stream()).text() : raw;
-  if (text.trim() === "") throw new UsageError(raw === "-" ? "-p -: standard input was empty" : "-p needs a non-empty MESSAGE");
+  if (text.trim() === "") throw new UsageError(raw === "-" ? "-p -: standard input was empty" : "-p needs a non-empty MESSAGE", {
+      hint: raw === "-" ? "Pipe the message into valarmind (echo 'fix the test' | valarmind chat -p -)." : "Pass the message after -p, e.g. -p \"fix the failing test\".",
+    });
   return text;
 }
 
@@ -98,6 +100,7 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   if (opts.print !== undefined) {
     const loaded = await settingsForRun(root, opts, false);
     if (!loaded) return 0;
+    sessionWaitMs(process.env); // a bad VALARMIND_SESSION_WAIT_MS is a usage error before anything is written
     const model = createModelClient({ settings: loaded.settings });
     const message = await readMessage(opts.print);
     const stateNotices = await recoverState(root);
@@ -190,11 +193,13 @@ async function runHeadless(
   let stopReason = "error";
   let overBudget = false;
   try {
+    // The answer is printed at turn_end, before the settle step's fold (a model call of its own).
     for await (const event of session.submit(message, abort.signal)) {
       print(event);
       if (event.type === "turn_end") stopReason = event.stopReason;
       if (event.type === "error" && event.kind === "budget") overBudget = true;
     }
+    for await (const event of session.settle(abort.signal)) print(event);
   } finally {
     removeHandlers();
     await session.close();

@@ -6,7 +6,7 @@
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/controller.ts";
-import type { AgentEvent } from "../../agent/events.ts";
+import type { AgentEvent, ApprovalDecision } from "../../agent/events.ts";
 import { AgentSession, type AgentSessionOptions } from "../../agent/session.ts";
 import type { ResumeTarget } from "../../agent/session-memory.ts";
 import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../../config/valarmind-dir.ts";
@@ -84,8 +84,13 @@ export class SessionChatController implements ChatController {
       }
       yield event;
     }
-    // After turn_end the window may fold and promote to the working state: refresh once more.
+    // The settle step after the answer: the window may fold and promote to the working state.
+    yield* this.session.settle(signal);
     await this.refreshState();
+  }
+
+  answer(id: string, decision: ApprovalDecision): boolean {
+    return this.session.answer(id, decision);
   }
 
   commands(): Array<{ name: string; usage: string; description: string }> {

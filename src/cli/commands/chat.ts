@@ -19,6 +19,7 @@ export interface ChatOptions {
 
 const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto"];
 const SANDBOX_MODES = ["workspace-write", "read-only", "off"];
+const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high"];
 
 /** `valarmind chat`: the REPL, or one headless turn with -p. Options only; the work is imported lazily. */
 export function registerChat(program: Command): void {
@@ -40,13 +41,19 @@ export function registerChat(program: Command): void {
     .option("--network", "let sandboxed shell commands reach the network")
     .action(async (opts: ChatOptions) => {
       if (opts.approvals !== undefined && !APPROVAL_MODES.includes(opts.approvals)) {
-        throw new UsageError(`--approvals must be one of ${APPROVAL_MODES.join(", ")}, got '${opts.approvals}'`);
+        throw new UsageError(`--approvals must be one of ${APPROVAL_MODES.join(", ")}, got '${opts.approvals}'`, { hint: "Pass one of those, e.g. --approvals suggest." });
       }
       if (opts.sandbox !== undefined && !SANDBOX_MODES.includes(opts.sandbox)) {
-        throw new UsageError(`--sandbox must be one of ${SANDBOX_MODES.join(", ")}, got '${opts.sandbox}'`);
+        throw new UsageError(`--sandbox must be one of ${SANDBOX_MODES.join(", ")}, got '${opts.sandbox}'`, { hint: "Pass one of those, e.g. --sandbox workspace-write." });
       }
-      if (opts.continue && opts.resume !== undefined) throw new UsageError("use either --continue or --resume ID, not both");
-      if (opts.json && opts.print === undefined) throw new UsageError("--json needs -p MESSAGE (it prints the events of one headless turn)");
+      if (opts.reasoningEffort !== undefined && !REASONING_EFFORTS.includes(opts.reasoningEffort)) {
+        throw new UsageError(`--reasoning-effort must be one of ${REASONING_EFFORTS.join(", ")}, got '${opts.reasoningEffort}'`, { hint: "Pass one of those, e.g. --reasoning-effort medium." });
+      }
+      if (opts.model !== undefined && opts.model.trim() === "") {
+        throw new UsageError("--model needs a model name, got ''", { hint: "Pass a model name (e.g. --model gpt-5-mini), or leave --model out to use the configured one." });
+      }
+      if (opts.continue && opts.resume !== undefined) throw new UsageError("use either --continue or --resume ID, not both", { hint: "Pass --continue for the latest session, or --resume ID for another one." });
+      if (opts.json && opts.print === undefined) throw new UsageError("--json needs -p MESSAGE (it prints the events of one headless turn)", { hint: "Pass -p MESSAGE with --json, or leave --json out for the REPL." });
       const { runChat } = await import("../actions/chat.ts");
       process.exitCode = await runChat(opts);
     });

@@ -54,7 +54,7 @@ export function replReducer(state: ReplState, action: ReplAction): ReplState {
       return { ...withUser, live: emptyLive() };
     }
     case "agent":
-      return state.live ? onAgentEvent(state, state.live, action.event) : afterTurnEvent(state, action.event);
+      return state.live ? onAgentEvent(state, state.live, action.event) : settleEvent(state, action.event);
     case "approval_answered":
       return state.live ? answerApproval(state, state.live, action.callId, action.decision) : state;
     case "turn_closed":
@@ -63,10 +63,10 @@ export function replReducer(state: ReplState, action: ReplAction): ReplState {
 }
 
 /**
- * Events after `turn_end`: the core folds the window once the answer is out, so a fold, a
- * promotion or a failure of either arrives when no turn is live; they go straight to the transcript.
+ * Events of the settle step: no turn is live (the turn ended with `turn_end`); the controller then
+ * runs `settle`, a step of its own, whose fold, promotions or failure go straight to the transcript.
  */
-function afterTurnEvent(state: ReplState, event: AgentEvent): ReplState {
+function settleEvent(state: ReplState, event: AgentEvent): ReplState {
   switch (event.type) {
     case "window_slid":
       return appendItems(state, [{ kind: "notice", tone: "info", text: `window slid: ${event.foldedTurns} turn(s) folded into the summary (${event.summaryTokens} tokens)` }]);
@@ -181,7 +181,7 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
         ...(event.diff === undefined ? {} : { diff: event.diff }),
         ...(event.warning === undefined ? {} : { warning: event.warning }),
         ...(event.remember === undefined ? {} : { remember: event.remember }),
-        respond: event.respond,
+        id: event.id,
       };
       let working = endTextRun(state, live);
       let base = working.live ?? live;

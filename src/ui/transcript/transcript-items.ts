@@ -44,7 +44,8 @@ export interface PendingApproval {
   warning?: string;
   /** What "allow for this session" would remember; absent: no session choice is offered. */
   remember?: SessionRemember;
-  respond: (decision: ApprovalDecision) => void;
+  /** The request's id: the answer goes back through `ChatController.answer(id, decision)`. */
+  id: string;
 }
 
 export interface LiveTurn {

@@ -47,8 +47,8 @@ export async function consumeTurn(
       dispatch({ type: "agent", event });
       if (event.type === "turn_end") {
         sawTurnEnd = true;
-        // The answer is complete; the core may still fold the window before the stream ends, so
-        // the status line (tokens, cached share) is refreshed now rather than at the very end.
+        // The answer is complete; the settle step (a window fold) may follow before the stream
+        // ends, so the status line (tokens, cached share) is refreshed now rather than at the end.
         options.onFlush();
       }
     }

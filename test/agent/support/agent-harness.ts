@@ -12,7 +12,7 @@
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
-import type { AgentEvent } from "../../../src/agent/events.ts";
+import type { AgentEvent, AnswerApproval } from "../../../src/agent/events.ts";
 import { AgentSession, type AgentSessionOptions } from "../../../src/agent/session.ts";
 import { SettingsSchema, type Settings } from "../../../src/config/settings-schema.ts";
 import { createOpenAIClient } from "../../../src/model/openai-client.ts";
@@ -82,22 +82,30 @@ export interface TurnResult {
 }
 
 /**
- * Runs one turn to its end. `onEvent` sees every event as it arrives (answer approvals, abort).
- * Fails if the stream ends without `turn_end` (which a window fold may follow).
+ * Runs one turn to its end, then its settle step, as every front end does. `onEvent` sees every
+ * event as it arrives (answer approvals with `answer(id, decision)`, abort). `events` holds the
+ * turn's events, then the settle step's (a window fold). Fails if the turn's stream does not end
+ * with `turn_end`.
  */
 export async function runTurn(
   session: AgentSession,
   text: string,
-  options: { signal?: AbortSignal; onEvent?: (event: AgentEvent) => void | Promise<void> } = {},
+  options: { signal?: AbortSignal; onEvent?: (event: AgentEvent, answer: AnswerApproval) => void | Promise<void> } = {},
 ): Promise<TurnResult> {
   const events: AgentEvent[] = [];
-  for await (const event of session.submit(text, options.signal ?? new AbortController().signal)) {
+  const signal = options.signal ?? new AbortController().signal;
+  const turn = session.submit(text, signal);
+  const answer: AnswerApproval = (id, decision) => turn.answer(id, decision);
+  for await (const event of turn) {
     events.push(event);
-    await options.onEvent?.(event);
+    await options.onEvent?.(event, answer);
   }
-  // turn_end comes with the answer; a window fold (window_slid, notices) may follow it.
-  const end = events.findLast((e) => e.type === "turn_end");
-  if (end?.type !== "turn_end") throw new Error(`the turn ended without turn_end; events: ${events.map((e) => e.type).join(", ")}`);
+  const end = events.at(-1);
+  if (end?.type !== "turn_end") throw new Error(`the turn's stream did not end with turn_end; events: ${events.map((e) => e.type).join(", ")}`);
+  for await (const event of session.settle(signal)) {
+    events.push(event);
+    await options.onEvent?.(event, answer);
+  }
   return { events, types: events.map((e) => e.type), text: end.text, stopReason: end.stopReason };
 }
 

@@ -81,7 +81,6 @@ export async function* scriptedConversation(options: ScriptOptions): AsyncGenera
         sources: { state, project: { path: "VALARMIND.md", text: INSTRUCTIONS } },
         memory: memory.view(),
         task: { userText, items: [...items] },
-        summarizer,
       });
       yield { turn, step, request: built.request, manifest: built.manifest };
       if (step <= calls) {

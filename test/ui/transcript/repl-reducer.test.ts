@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { AgentEvent, ApprovalDecision } from "../../../src/agent/events.ts";
+import type { AgentEvent } from "../../../src/agent/events.ts";
 import { initialReplState, replReducer, type ReplState } from "../../../src/ui/transcript/repl-reducer.ts";
 import type { TranscriptItem } from "../../../src/ui/transcript/transcript-items.ts";
 
@@ -58,12 +58,12 @@ describe("replReducer", () => {
   });
 
   test("an approval marks the row and records the answer", () => {
-    const respond = (_: ApprovalDecision) => {};
     let state = run([
       { type: "tool_call_start", callId: "c1", name: "edit_file", target: "a.ts" },
-      { type: "approval_request", callId: "c1", name: "edit_file", description: "edit a.ts", diff: "+x", respond },
+      { type: "approval_request", callId: "c1", name: "edit_file", description: "edit a.ts", diff: "+x", id: "1/c1" },
     ]);
     expect(state.live?.approval?.callId).toBe("c1");
+    expect(state.live?.approval?.id).toBe("1/c1");
     state = replReducer(state, { type: "approval_answered", callId: "c1", decision: { kind: "allow_session", scope: "tool" } });
     expect(state.live?.approval).toBeUndefined();
     const row = state.live?.pending[0];
@@ -73,7 +73,7 @@ describe("replReducer", () => {
   test("an approval keeps its warning and what a session answer would remember", () => {
     const remember = { kind: "command", exact: "git diff HEAD~1", prefix: "git diff" } as const;
     const state = run([
-      { type: "approval_request", callId: "c1", name: "run_shell", description: "run `git diff HEAD~1`", warning: "writes a git hook", remember, respond: () => {} },
+      { type: "approval_request", callId: "c1", name: "run_shell", description: "run `git diff HEAD~1`", warning: "writes a git hook", remember, id: "1/c1" },
     ]);
     expect(state.live?.approval).toMatchObject({ warning: "writes a git hook", remember });
   });

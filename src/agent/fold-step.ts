@@ -1,0 +1,46 @@
+/**
+ * Folding is a step of its own, run by the session, never inside the prompt builder: when a build
+ * is over budget, `planRequest` returns "fold these turns" as data; this runs that fold (the
+ * summarizer's own request and manifest — a model call for the agent's ModelSummarizer), then
+ * plans again with the fold at hand, until the request can be built (issue 11).
+ */
+import { ExtractiveSummarizer, foldTurns, type Summarizer } from "../memory/summary.ts";
+import { planRequest, type BlockFold, type BuildInput, type BuiltRequest, type FoldPlan } from "../prompt/builder.ts";
+
+/**
+ * The fold a budget plan asks for. A summarizer that fails (not an abort) folds with the offline
+ * one instead, and says why in the manifest's step detail: a fold never fails a turn.
+ */
+export async function foldForBudget(plan: FoldPlan, summarizer: Summarizer, signal?: AbortSignal): Promise<BlockFold> {
+  try {
+    const summary = await foldTurns(plan.previous, plan.turns, summarizer, signal);
+    return { summary, summarizer: summarizer.name, note: "" };
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    const fallback = new ExtractiveSummarizer();
+    const summary = await foldTurns(plan.previous, plan.turns, fallback);
+    return { summary, summarizer: fallback.name, note: `; ${summarizer.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/**
+ * Plans the request; each fold the plan asks for runs as its own step (`afterFold` lets the
+ * caller tell that step's notices) before planning again. The same inputs always reach the same
+ * blocks in the same order, so each fold is made once and the final manifest records every one.
+ */
+export async function buildWithFolds(
+  input: BuildInput,
+  summarizer: Summarizer,
+  signal: AbortSignal,
+  afterFold: () => void,
+): Promise<BuiltRequest> {
+  const folds: BlockFold[] = [];
+  for (;;) {
+    const plan = await planRequest({ ...input, folds });
+    if (plan.kind === "request") return plan.built;
+    const through = plan.turns.at(-1)?.turn;
+    if (folds.some((fold) => fold.summary.throughTurn === through)) throw new Error(`the build asked twice for the fold through turn ${through} (internal error)`);
+    folds.push(await foldForBudget(plan, summarizer, signal));
+    afterFold();
+  }
+}

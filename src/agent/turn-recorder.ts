@@ -1,0 +1,85 @@
+/**
+ * The session's subscriber to a turn's event stream: what must reach the disk is written from the
+ * events, in their order — memory changes, assistant text and tool calls to the transcript, the
+ * API's usage into the step's manifest. The loop never calls back into the session for these.
+ */
+import type { SessionTranscript } from "../session/transcript.ts";
+import { recordUsage } from "../prompt/manifest.ts";
+import type { Usage } from "../model/types.ts";
+import type { TurnManifestSummary } from "./events.ts";
+import { toolMemory, type ToolMemory } from "./tool-memory.ts";
+import type { TurnLoopEvent, TurnRecordEvent } from "./turn-loop.ts";
+
+const RECORD_EVENTS = new Set<TurnLoopEvent["type"]>(["memory_changed", "assistant_message", "tool_result"]);
+
+/** Events for the session alone (the transcript's records); every other event goes to front ends too. */
+export function isRecordEvent(event: TurnLoopEvent): event is TurnRecordEvent {
+  return RECORD_EVENTS.has(event.type);
+}
+
+export interface RecordedRequest {
+  manifest: TurnManifestSummary;
+  /** Set once the step's usage arrived. */
+  usage?: Usage;
+}
+
+export class TurnRecorder {
+  /** The tool calls' memory (prompt summaries), by call id, for the turn's entry into the window. */
+  readonly summaries = new Map<string, ToolMemory>();
+  private current: RecordedRequest | undefined;
+
+  constructor(
+    private readonly transcript: SessionTranscript,
+    private readonly turn: number,
+    private readonly count: (text: string) => number,
+    /** Told each request as it is built and again when its usage arrives (the status line). */
+    private readonly onRequest: (request: RecordedRequest) => void,
+  ) {}
+
+  async record(event: TurnLoopEvent): Promise<void> {
+    const { transcript, turn } = this;
+    switch (event.type) {
+      case "memory_changed":
+        if (event.records.length > 0) transcript.append(event.records);
+        return;
+      case "assistant_message":
+        transcript.append({ kind: "assistant", turn, step: event.step, text: event.text, tokens: this.count(event.text) });
+        return;
+      case "tool_result": {
+        const { call, outcome, step } = event;
+        const memory = toolMemory(call, outcome);
+        this.summaries.set(call.callId, memory);
+        transcript.append({
+          kind: "tool_call",
+          turn,
+          step,
+          call_id: call.callId,
+          name: call.name,
+          arguments: call.arguments,
+          output: outcome.forModel,
+          summary: memory.promptSummary,
+          ...(outcome.raw !== outcome.forModel ? { raw: outcome.raw } : {}),
+          is_error: outcome.isError,
+          tokens: {
+            call: this.count(call.name + call.arguments),
+            output: this.count(outcome.forModel),
+            summary: this.count(memory.promptSummary),
+          },
+        });
+        return;
+      }
+      case "request_built":
+        this.current = { manifest: event.manifest };
+        this.onRequest(this.current);
+        return;
+      case "usage":
+        if (!this.current) return;
+        this.current.usage = event.usage;
+        this.onRequest(this.current);
+        await recordUsage(this.current.manifest.path, event.usage);
+        return;
+      default:
+        return;
+    }
+  }
+}
