@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { countTokens } from "../src/prompt/tokens.ts";
+import { countTokens } from "../src/tokens/tokenizer.ts";
 import { serializeState } from "../src/state/store.ts";
 import { encodeStateToon } from "../src/state/toon.ts";
 import type { WorkingState } from "../src/state/schema.ts";
@@ -107,9 +107,9 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   });
   rows.push({
     name: "tokenizer load: valarmind cached rank table",
-    value: await tokenizerLoad(ctx, timed(`const m = await import("./src/prompt/tokens.ts"); await m.countTokens("hello world")`)),
+    value: await tokenizerLoad(ctx, timed(`const m = await import("./src/tokens/tokenizer.ts"); await m.countTokens("hello world")`)),
     unit: "ms",
-    note: "same counts (test/prompt/o200k-count.test.ts)",
+    note: "same counts (test/tokens/o200k-count.test.ts)",
   });
 
   for (const [label, state] of [["20+30", state20x30()], ["500-item", stress500()]] as const) {

@@ -15,7 +15,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { countTokensIfReady, loadTokenizer } from "../src/prompt/tokens.ts";
+import { countTokensIfReady, loadTokenizer } from "../src/tokens/tokenizer.ts";
 import { shortenHeadTail } from "../src/prompt/shorten.ts";
 import { createToolRegistry } from "../src/tools/registry.ts";
 import { searchWithJs } from "../src/tools/grep-search.ts";

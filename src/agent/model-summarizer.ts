@@ -19,7 +19,7 @@ import { buildRequest, exactCounter, type BuiltRequest } from "../prompt/builder
 import { writeManifest, recordUsage } from "../prompt/manifest.ts";
 import { shortenHeadTail } from "../prompt/shorten.ts";
 import type { WorkingState } from "../state/schema.ts";
-import { parsePromotions, promotionSummaryRegions, type Promotion } from "./promotion.ts";
+import { parsePromotions, promotionSummaryRegions, type Promotion } from "../memory/promotion.ts";
 
 /** The summary rules ask for at most this much; a longer previous summary is cut head+tail before it is extended. */
 const PREVIOUS_SUMMARY_MAX_TOKENS = 1500;

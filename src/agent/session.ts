@@ -33,10 +33,10 @@ import { EventStream } from "./event-channel.ts";
 import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
 import { buildWithFolds } from "./fold-step.ts";
 import { ModelSummarizer } from "./model-summarizer.ts";
-import { applyPromotions } from "./promotion.ts";
-import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "./state-snapshot.ts";
-import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNotice } from "./session-memory.ts";
-import { recordTurnInMemory } from "./turn-memory.ts";
+import { applyPromotions } from "../memory/promotion.ts";
+import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "../memory/state-snapshot.ts";
+import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNotice } from "../memory/session-memory.ts";
+import { recordTurnInMemory } from "../memory/turn-memory.ts";
 import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDeps, type TurnLoopEvent, type TurnOutcome } from "./turn-loop.ts";
 import { isRecordEvent, TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
 

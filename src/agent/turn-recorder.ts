@@ -7,7 +7,7 @@ import type { SessionTranscript } from "../session/transcript.ts";
 import { recordUsage } from "../prompt/manifest.ts";
 import type { Usage } from "../model/types.ts";
 import type { TurnManifestSummary } from "./events.ts";
-import { toolMemory, type ToolMemory } from "./tool-memory.ts";
+import { toolMemory, type ToolMemory } from "../memory/tool-memory.ts";
 import type { TurnLoopEvent, TurnRecordEvent } from "./turn-loop.ts";
 
 const RECORD_EVENTS = new Set<TurnLoopEvent["type"]>(["memory_changed", "assistant_message", "tool_result"]);

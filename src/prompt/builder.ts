@@ -42,7 +42,7 @@ import { contentHash, renderPass } from "./render-pass.ts";
 import { toolPiece } from "./request-assembly.ts";
 import type { CurrentTask, InstructionFile, SectionContext } from "./section.ts";
 import { mainTurnRegions } from "./standard-regions.ts";
-import { countTokensIfReady, loadTokenizer } from "./tokens.ts";
+import { countTokensIfReady, loadTokenizer } from "../tokens/tokenizer.ts";
 
 export type BuildSettings = Pick<Settings, "model" | "maxContextTokens" | "toolOutputTokens" | "windowBlockTurns" | "reasoningEffort">;
 

@@ -20,7 +20,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { SessionListing } from "../agent/controller.ts";
+import type { SessionListing } from "../agent/front-end-contract.ts";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 import { UsageError, ValarmindError } from "../errors.ts";

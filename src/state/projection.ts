@@ -7,11 +7,11 @@
  * older decisions (recent first). The decisions' `why` goes before any item does. Goal and `now`
  * always stay (cut at 600 characters).
  * Pure and synchronous: tokens are counted exactly by the supplied counter, by default the o200k
- * tokenizer of src/prompt/tokens.ts, which the caller loads first (encodeStateToon does).
+ * tokenizer of src/tokens/tokenizer.ts, which the caller loads first (encodeStateToon does).
  */
 import { encode } from "@toon-format/toon";
 import { ValarmindError } from "../errors.ts";
-import { countTokensIfReady } from "../prompt/tokens.ts";
+import { countTokensIfReady } from "../tokens/tokenizer.ts";
 import type { Blocker, Decision, Task, WorkingState } from "./schema.ts";
 
 export const STATE_TOKEN_CAP = 750;
@@ -71,7 +71,7 @@ export function renderToon(projection: StateProjection): string {
 function loadedTokenizerCount(text: string): number {
   const n = countTokensIfReady(text);
   if (n === undefined) {
-    throw new ValarmindError("projectState needs the tokenizer: await loadTokenizer() (src/prompt/tokens.ts) first, or pass countTokens");
+    throw new ValarmindError("projectState needs the tokenizer: await loadTokenizer() (src/tokens/tokenizer.ts) first, or pass countTokens");
   }
   return n;
 }

@@ -5,13 +5,13 @@
  */
 import { decode } from "@toon-format/toon";
 import { ValarmindError } from "../errors.ts";
-import { countTokensIfReady, loadTokenizer } from "../prompt/tokens.ts";
+import { countTokensIfReady, loadTokenizer } from "../tokens/tokenizer.ts";
 import { projectState, renderToon, STATE_TOKEN_CAP, type StateProjection } from "./projection.ts";
 import type { WorkingState } from "./schema.ts";
 
 export interface EncodeStateOptions {
   maxTokens?: number;
-  /** Exact counter; defaults to the o200k tokenizer of src/prompt/tokens.ts (loaded on first use). */
+  /** Exact counter; defaults to the o200k tokenizer of src/tokens/tokenizer.ts (loaded on first use). */
   countTokens?: (text: string) => number;
 }
 

@@ -14,7 +14,7 @@
  * that call should the model repeat it; after that it expires. Without a terminal nothing can be
  * asked, so a call that would ask is refused with a message naming the flag that allows it.
  */
-import type { ApprovalMode } from "../agent/controller.ts";
+import type { ApprovalMode } from "../agent/front-end-contract.ts";
 import type { ApprovalDecision, SessionRemember, SessionScope } from "../agent/events.ts";
 import { prefixAllows, sessionPrefix } from "./shell-prefix.ts";
 import type { ToolKind } from "./types.ts";

@@ -12,7 +12,7 @@ import { workspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
 import type { ApprovalDecision } from "../agent/events.ts";
 import type { FunctionToolSpec, ToolCallRequest } from "../model/types.ts";
-import { countTokensIfReady } from "../prompt/tokens.ts";
+import { countTokensIfReady } from "../tokens/tokenizer.ts";
 import { StateStore } from "../state/store.ts";
 import { createApprovalGate, type ApprovalGate, type ApprovalSubject, type AskApproval } from "./approvals.ts";
 import { parseArguments } from "./arguments.ts";

@@ -5,7 +5,7 @@
  */
 import { Box, Static, Text, useApp, useWindowSize } from "ink";
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
-import type { ChatController, SessionListing, StatusSnapshot } from "../agent/controller.ts";
+import type { ChatController, SessionListing, StatusSnapshot } from "../agent/front-end-contract.ts";
 import type { ApprovalDecision } from "../agent/events.ts";
 import { ApprovalPrompt } from "./approval/approval-prompt.tsx";
 import { PromptInput } from "./input/prompt-input.tsx";

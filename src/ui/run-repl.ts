@@ -5,7 +5,7 @@
 import chalk from "chalk";
 import { render, type Instance } from "ink";
 import { createElement } from "react";
-import type { ChatController } from "../agent/controller.ts";
+import type { ChatController } from "../agent/front-end-contract.ts";
 import { App } from "./app.tsx";
 import { restoreTerminal } from "./terminal-restore.ts";
 import { createTheme, noColorRequested, type Theme } from "./theme.ts";

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { decode } from "@toon-format/toon";
-import { countTokens } from "../../src/prompt/tokens.ts";
+import { countTokens } from "../../src/tokens/tokenizer.ts";
 import { serializeState } from "../../src/state/store.ts";
 import { state20x30, stress500 } from "../state/state-fixtures.ts";
 import { cleanupTempDirs, makeTempDir, runCli } from "../support/cli.ts";

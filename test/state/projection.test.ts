@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { countTokens, loadTokenizer } from "../../src/prompt/tokens.ts";
+import { countTokens, loadTokenizer } from "../../src/tokens/tokenizer.ts";
 import * as ops from "../../src/state/ops.ts";
 import { projectState, STATE_TOKEN_CAP } from "../../src/state/projection.ts";
 import { emptyState, type WorkingState } from "../../src/state/schema.ts";

@@ -7,7 +7,7 @@
  * waits for the UI's `answer(id, decision)`, recorded in `decisions`. Aborting ends the turn the
  * way the core does: `turn_end` with stopReason "aborted" and the text streamed so far.
  */
-import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../src/agent/controller.ts";
+import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../src/agent/front-end-contract.ts";
 import type { AgentEvent, ApprovalDecision } from "../../src/agent/events.ts";
 
 type ApprovalStep = Omit<Extract<AgentEvent, { type: "approval_request" }>, "id"> & { id?: string };

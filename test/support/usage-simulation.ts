@@ -5,7 +5,7 @@
  * (the longest prefix shared with an earlier request of the same `prompt_cache_key`, counted only
  * from 1024 tokens up and in steps of 128). An approximation: the API's own serialization differs.
  */
-import { countTokens } from "../../src/prompt/tokens.ts";
+import { countTokens } from "../../src/tokens/tokenizer.ts";
 import type { UsageSpec } from "./sse-script.ts";
 
 /** The request's cacheable text, stable order: tools, then instructions, then input items. */

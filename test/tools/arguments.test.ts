@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { countTokens } from "../../src/prompt/tokens.ts";
+import { countTokens } from "../../src/tokens/tokenizer.ts";
 import { toolSpecs } from "../../src/tools/registry.ts";
 import { toStrictParameters } from "../../src/tools/strict-schema.ts";
 import { call, makeWorkspace, registryFor, removeWorkspaces } from "./temp-workspace.ts";

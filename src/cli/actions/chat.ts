@@ -12,7 +12,7 @@ import type { PartialSettings, Settings } from "../../config/settings-schema.ts"
 import { UsageError } from "../../errors.ts";
 import { probeBubblewrap, sandboxUnavailableNotice } from "../../sandbox/bubblewrap.ts";
 import { createModelClient, endpointWarning, resolveEndpoint } from "../../model/client-factory.ts";
-import type { ResumeTarget } from "../../agent/session-memory.ts";
+import type { ResumeTarget } from "../../memory/session-memory.ts";
 import { AgentSession } from "../../agent/session.ts";
 import { sessionWaitMs } from "../../session/session-lock.ts";
 import { workspacePaths } from "../../config/paths.ts";

@@ -6,7 +6,7 @@
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { ValarmindError } from "../../errors.ts";
-import { countTokens, tokenizerInfo } from "../../prompt/tokens.ts";
+import { countTokens, tokenizerInfo } from "../../tokens/tokenizer.ts";
 import { STATE_TOKEN_FLOOR } from "../../state/projection.ts";
 import { serializeState, StateStore } from "../../state/store.ts";
 import { requireValidState } from "./require-valid-state.ts";

@@ -5,10 +5,10 @@
  */
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/controller.ts";
+import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/front-end-contract.ts";
 import type { AgentEvent, ApprovalDecision } from "../../agent/events.ts";
 import { AgentSession, type AgentSessionOptions } from "../../agent/session.ts";
-import type { ResumeTarget } from "../../agent/session-memory.ts";
+import type { ResumeTarget } from "../../memory/session-memory.ts";
 import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../../config/valarmind-dir.ts";
 import { ValarmindError } from "../../errors.ts";
 import { redactSecrets } from "../../secrets/redact-secrets.ts";

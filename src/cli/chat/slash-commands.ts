@@ -2,7 +2,7 @@
  * The REPL's slash commands, run by the core on behalf of the UI. Each returns plain lines; the
  * REPL renders them. State edits go through the same StateStore and pure ops as `valarmind state`.
  */
-import type { CommandOutput } from "../../agent/controller.ts";
+import type { CommandOutput } from "../../agent/front-end-contract.ts";
 import type { AgentSession } from "../../agent/session.ts";
 import { UsageError } from "../../errors.ts";
 import { readManifests } from "../../prompt/manifest.ts";
@@ -12,8 +12,8 @@ import { syncStateToon } from "../../state/state-toon-file.ts";
 import { APPROVAL_MODES, type ApprovalMode } from "../../tools/approvals.ts";
 import { renderStateView } from "../actions/state-view.ts";
 import { settledCount } from "../../prompt/sections/conversation.ts";
-import { formatManifestReport } from "../prompt/manifest-report.ts";
-import { makePaint } from "../prompt/text-style.ts";
+import { formatManifestReport } from "../manifest-reports/manifest-report.ts";
+import { makePaint } from "../manifest-reports/text-style.ts";
 
 export interface SlashCommandSpec {
   name: string;

@@ -36,7 +36,7 @@ export function registerPrompt(program: Command): void {
         ]);
         requireValidState(await new StateStore(workspacePaths(findWorkspaceRoot())).read());
       }
-      const { runPrompt } = await import("../prompt/run-prompt.ts");
+      const { runPrompt } = await import("../manifest-reports/run-prompt.ts");
       process.exitCode = await runPrompt({
         message: words.length > 0 ? words.join(" ") : undefined,
         json: opts.json === true,

@@ -1,6 +1,6 @@
 import { Box, Text, useInput } from "ink";
 import { useState } from "react";
-import type { SessionListing } from "../../agent/controller.ts";
+import type { SessionListing } from "../../agent/front-end-contract.ts";
 import { keyAction } from "../input/key-action.ts";
 import { useTheme } from "../theme-context.tsx";
 

@@ -2,7 +2,7 @@
  * The commands the REPL offers: the core's list plus the few the UI answers itself. The UI-owned
  * ones never reach `controller.runCommand`.
  */
-import type { CommandOutput } from "../../agent/controller.ts";
+import type { CommandOutput } from "../../agent/front-end-contract.ts";
 
 export interface CommandInfo {
   name: string;

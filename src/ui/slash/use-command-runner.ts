@@ -1,6 +1,6 @@
 /** Runs a core slash command and appends its output panel; one command at a time. */
 import { useCallback, useRef, useState } from "react";
-import type { ChatController } from "../../agent/controller.ts";
+import type { ChatController } from "../../agent/front-end-contract.ts";
 import type { ReplAction } from "../transcript/repl-reducer.ts";
 import type { CommandInfo } from "./slash-catalog.ts";
 

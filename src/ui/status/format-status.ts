@@ -1,5 +1,5 @@
 /** Pure formatting for the status line, so its figures can be tested without rendering. */
-import type { StatusSnapshot } from "../../agent/controller.ts";
+import type { StatusSnapshot } from "../../agent/front-end-contract.ts";
 
 export function formatTokens(count: number): string {
   if (count < 1000) return String(count);

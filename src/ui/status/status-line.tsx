@@ -1,6 +1,6 @@
 import { Box, Text } from "ink";
 import { memo } from "react";
-import type { StatusSnapshot } from "../../agent/controller.ts";
+import type { StatusSnapshot } from "../../agent/front-end-contract.ts";
 import { useTheme } from "../theme-context.tsx";
 import { budgetBar, statusFields } from "./format-status.ts";
 

@@ -1,6 +1,6 @@
 import { Box, Text } from "ink";
 import { memo } from "react";
-import type { CommandOutput } from "../../agent/controller.ts";
+import type { CommandOutput } from "../../agent/front-end-contract.ts";
 import { useTheme } from "../theme-context.tsx";
 
 interface CommandPanelProps {

@@ -3,7 +3,7 @@
  * scrollback); the live turn holds the items still changing.
  */
 import type { ApprovalDecision, SessionRemember } from "../../agent/events.ts";
-import type { CommandOutput } from "../../agent/controller.ts";
+import type { CommandOutput } from "../../agent/front-end-contract.ts";
 
 export type ToolStatus = "running" | "awaiting_approval" | "done" | "error" | "denied";
 

@@ -1,6 +1,6 @@
 /** Starts and aborts turns; owns the AbortController of the turn in flight. */
 import { useCallback, useRef, useState } from "react";
-import type { ChatController } from "../../agent/controller.ts";
+import type { ChatController } from "../../agent/front-end-contract.ts";
 import type { AgentEvent } from "../../agent/events.ts";
 import type { ReplAction } from "../transcript/repl-reducer.ts";
 import { consumeTurn } from "./consume-turn.ts";

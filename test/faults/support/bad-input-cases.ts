@@ -361,7 +361,7 @@ const transcriptCases: BadInputCase[] = [
   },
   {
     area: "transcript", name: "transcript-empty", input: "the latest transcript is an empty file", code: 0,
-    gist: "KNOWN GAP (no what-to-do; the note is in src/agent/session-memory.ts): note: <transcript>: … so session <id> cannot be continued; it was moved to <transcript>.unreadable and this message goes to a new session <id>", kept: "the file moved aside (0 bytes); the message in a fresh transcript",
+    gist: "KNOWN GAP (no what-to-do; the note is in src/memory/session-memory.ts): note: <transcript>: … so session <id> cannot be continued; it was moved to <transcript>.unreadable and this message goes to a new session <id>", kept: "the file moved aside (0 bytes); the message in a fresh transcript",
     run: async (t) => {
       const file = await t.twoTurns();
       t.write(file, "");
@@ -382,7 +382,7 @@ const transcriptCases: BadInputCase[] = [
   },
   {
     area: "transcript", name: "transcript-header-missing", input: "the transcript's header line is removed", code: 0,
-    gist: "KNOWN GAP (no what-to-do; the note is in src/agent/session-memory.ts): note: <transcript>: … so session <id> cannot be continued; it was moved to <transcript>.unreadable and this message goes to a new session <id>", kept: "the file moved aside byte-identical; the message in a fresh transcript",
+    gist: "KNOWN GAP (no what-to-do; the note is in src/memory/session-memory.ts): note: <transcript>: … so session <id> cannot be continued; it was moved to <transcript>.unreadable and this message goes to a new session <id>", kept: "the file moved aside byte-identical; the message in a fresh transcript",
     run: async (t) => {
       const file = await t.twoTurns();
       const { readFileSync } = await import("node:fs");

@@ -6,7 +6,7 @@
  * then carries one line pointing at the working-set item, so the same content is never sent twice.
  * Everything here comes from the outcome: the tool stated its own facts to the registry.
  */
-import type { NewWorkingSetItem } from "../memory/working-set.ts";
+import type { NewWorkingSetItem } from "./working-set.ts";
 import type { ToolCallRequest } from "../model/types.ts";
 import type { CallFacts } from "../tools/call-facts.ts";
 import type { ToolCallOutcome } from "../tools/types.ts";

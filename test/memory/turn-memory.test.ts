@@ -1,7 +1,7 @@
-/** What a finished turn leaves in short-term memory (src/agent/turn-memory.ts). */
+/** What a finished turn leaves in short-term memory (src/memory/turn-memory.ts). */
 import { describe, expect, test } from "bun:test";
-import { recordTurnInMemory } from "../../src/agent/turn-memory.ts";
-import type { ToolMemory } from "../../src/agent/tool-memory.ts";
+import { recordTurnInMemory } from "../../src/memory/turn-memory.ts";
+import type { ToolMemory } from "../../src/memory/tool-memory.ts";
 import { ShortTermMemory } from "../../src/memory/short-term.ts";
 import type { Turn } from "../../src/memory/turn.ts";
 

@@ -5,7 +5,7 @@
  * building a Map), too slow for `valarmind compact` (150 ms target). So the ranks are read from a
  * binary table cached per user (~3 ms; built once in ~0.15 s from gpt-tokenizer's own
  * `o200k_base.tiktoken`), and counted with the same split regex and byte-pair merge; the counts
- * equal gpt-tokenizer's (test/prompt/o200k-count.test.ts). See docs/adr/0004-fast-exact-token-counts.md.
+ * equal gpt-tokenizer's (test/tokens/o200k-count.test.ts). See docs/adr/0004-fast-exact-token-counts.md.
  *
  * `tokenUpperBound` (UTF-8 bytes) is a strict upper bound for text not yet counted: every o200k
  * token covers at least one byte.

@@ -2,7 +2,7 @@
  * Exact o200k_base token counts over a RankTable: the same pre-tokenizer regex as gpt-tokenizer
  * (imported from it, so the two cannot drift) and tiktoken's byte-pair merge (lowest rank first,
  * leftmost on ties). Text that spells a special token (`<|endoftext|>`) counts as ordinary text,
- * as the API treats user content. Verified against gpt-tokenizer in test/prompt/o200k-count.test.ts.
+ * as the API treats user content. Verified against gpt-tokenizer in test/tokens/o200k-count.test.ts.
  * Linear in the text: the merge is a heap (O(n log n) per piece) and giant pieces are chunked.
  */
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/esm/encodingParams/constants";
@@ -19,7 +19,7 @@ const LONG_PIECE_CACHE_LIMIT = 256;
  * `=`, spaces, one long word) hit the cache. The chunked count can differ from the exact one by
  * about one token per chunk boundary (usually above it: a merge across a boundary is lost).
  * Ordinary text never has such pieces (the longest in this repository's source and docs is 59 units), so its
- * counts stay exact; test/prompt/o200k-count.test.ts checks both.
+ * counts stay exact; test/tokens/o200k-count.test.ts checks both.
  */
 export const CHUNK_UNITS = 4096;
 

@@ -3,7 +3,7 @@
  * memory and as a `state_snapshot` transcript record, so a resumed or headless process renders
  * the same bytes. A damaged record is ignored (a new snapshot is taken).
  */
-import type { ShortTermMemory } from "../memory/short-term.ts";
+import type { ShortTermMemory } from "./short-term.ts";
 import type { SessionTranscript } from "../session/transcript.ts";
 import type { WorkingState } from "../state/schema.ts";
 import type { StateStore } from "../state/store.ts";

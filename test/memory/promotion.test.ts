@@ -6,12 +6,12 @@
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parsePromotions, promotionOp } from "../../src/agent/promotion.ts";
+import { parsePromotions, promotionOp } from "../../src/memory/promotion.ts";
 import { emptyState } from "../../src/state/schema.ts";
 import * as ops from "../../src/state/ops.ts";
 import { cleanupTempDirs } from "../support/cli.ts";
 import { lastUserText, startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
-import { makeGitWorkspace, openAgent, runTurn } from "./support/agent-harness.ts";
+import { makeGitWorkspace, openAgent, runTurn } from "../agent/support/agent-harness.ts";
 
 let server: FakeResponsesServer;
 beforeEach(() => {

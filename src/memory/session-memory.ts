@@ -6,7 +6,7 @@
  */
 import type { WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
-import { ShortTermMemory } from "../memory/short-term.ts";
+import { ShortTermMemory } from "./short-term.ts";
 import { damageNotice, setAsideUnreadable } from "../session/damaged-lines.ts";
 import { forkSession } from "../session/session-fork.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
@@ -16,7 +16,7 @@ import { describeRenumbering } from "../session/turn-order.ts";
 import type { HeldLock } from "../state/lock.ts";
 import { UsageError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
-import type { NoticeCode } from "./events.ts";
+import type { NoticeCode } from "../agent/events.ts";
 
 export type ResumeTarget = { kind: "new" } | { kind: "latest" } | { kind: "id"; id: string };
 

@@ -5,8 +5,8 @@
  * were named again count as used (both read from the paths each call declares it touches);
  * items unused for `ttlTurns` turns expire (seed 000: content that expires).
  */
-import type { ShortTermMemory } from "../memory/short-term.ts";
-import type { Turn } from "../memory/turn.ts";
+import type { ShortTermMemory } from "./short-term.ts";
+import type { Turn } from "./turn.ts";
 import { factsOfRecordedCall } from "../tools/call-facts.ts";
 import type { ToolMemory } from "./tool-memory.ts";
 

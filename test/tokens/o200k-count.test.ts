@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { countTokens as referenceCount } from "gpt-tokenizer/encoding/o200k_base";
-import { CHUNK_UNITS, createO200kCounter } from "../../src/prompt/o200k-count.ts";
-import { loadRankTable, o200kSource, parseRankTable, serializeRankTable } from "../../src/prompt/o200k-table.ts";
-import { countTokens } from "../../src/prompt/tokens.ts";
+import { CHUNK_UNITS, createO200kCounter } from "../../src/tokens/o200k-count.ts";
+import { loadRankTable, o200kSource, parseRankTable, serializeRankTable } from "../../src/tokens/o200k-table.ts";
+import { countTokens } from "../../src/tokens/tokenizer.ts";
 import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
 
 afterAll(cleanupTempDirs);
