@@ -201,7 +201,9 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
     { name: "last request: input tokens", value: lastTokens, unit: "tokens", target: { max: 10_000 }, note: `turn 40; a full-history agent would send ${lastFull}` },
     { name: "full-history baseline: last request", value: lastFull, unit: "tokens", note: "same tools and instructions, every earlier message and tool output verbatim" },
     { name: "total input over the session", value: ours + summaryTokens, unit: "tokens", note: `${main.length} turn requests (${ours}) + ${summaries.length} summary request(s) (${summaryTokens}); baseline ${baseline}` },
-    { name: "total input / full-history baseline", value: (ours + summaryTokens) / baseline, unit: "ratio", target: { max: 0.4 } },
+    // Tokens sent, not what they cost: since issue 12 the objective is effective input (uncached + 0.1 × cached),
+    // measured on this same script in memory-cost.bench.ts ("tool-heavy"); a window that keeps reads whole sends more, cached.
+    { name: "total input / full-history baseline", value: (ours + summaryTokens) / baseline, unit: "ratio", note: "tokens sent; the cost objective is in memory-cost (tool-heavy: effective input / baseline)" },
     { name: "cache-eligible share (unchanged prefix of the previous request)", value: prefixTokens / prefixTotal, unit: "ratio", target: { min: 0.85 }, note: `token-weighted over requests 2–${main.length}; byte-identical prefix of tools·instructions·input, counted in o200k tokens` },
     { name: "lowest per-request prefix share", value: Math.min(...perRequest.slice(1).map((r) => Number(r.prefix_share))), unit: "ratio" },
     { name: "simulated cached share (OpenAI rule: ≥1024 tokens, 128-token steps)", value: cachedSim / inputSim, unit: "ratio", note: "the usage simulator's cached_tokens over all turn requests, the first included" },

@@ -36,7 +36,11 @@ export type NoticeCode =
   /** Waiting for another process's turn on the same session. */
   | "session_busy"
   /** Damaged transcript lines were skipped and set aside, or a transcript could not be read. */
-  | "transcript_damaged";
+  | "transcript_damaged"
+  /** An MCP server did not start, or stopped; its tools are missing or answer with an error (docs/mcp.md). */
+  | "mcp_server_failed"
+  /** Some MCP tools were not offered: their definitions would take too much of the request budget. */
+  | "mcp_tools_left_out";
 
 export interface TurnManifestSummary {
   /** Path of the manifest file written for this model call. */
@@ -75,7 +79,8 @@ export type AgentEvent =
       isError: boolean;
       denied: boolean;
     }
-  | { type: "usage"; usage: Usage; cachedShare: number }
+  /** After each model call; `purpose: "fold"` for a fold (summary) request, which is no step of the turn. */
+  | { type: "usage"; usage: Usage; cachedShare: number; purpose?: "fold" }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
   /**
    * `afterUntrusted`: the change came after this turn read repository content or command output

@@ -4,6 +4,7 @@
  * summarizer's own request and manifest — a model call for the agent's ModelSummarizer), then
  * plans again with the fold at hand, until the request can be built (issue 11).
  */
+import { describeError } from "../errors.ts";
 import { ExtractiveSummarizer, foldTurns, type Summarizer } from "../memory/summary.ts";
 import { planRequest, type BlockFold, type BuildInput, type BuiltRequest, type FoldPlan } from "../prompt/builder.ts";
 
@@ -19,7 +20,7 @@ export async function foldForBudget(plan: FoldPlan, summarizer: Summarizer, sign
     if (signal?.aborted) throw error;
     const fallback = new ExtractiveSummarizer();
     const summary = await foldTurns(plan.previous, plan.turns, fallback);
-    return { summary, summarizer: fallback.name, note: `; ${summarizer.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { summary, summarizer: fallback.name, note: `; ${summarizer.name} failed: ${describeError(error)}` };
   }
 }
 

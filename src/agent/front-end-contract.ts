@@ -4,6 +4,11 @@
  * It never touches the model, the disk or the tools itself.
  */
 import type { AgentEvent, ApprovalDecision } from "./events.ts";
+import type { CostFigures } from "./session-cost.ts";
+import type { SlashCommandInfo } from "./slash-catalog.ts";
+
+/** The slash-command catalogue (one list for completion, /help and dispatch) and its pure helpers. */
+export { findSlashCommand, helpOutput, unknownCommandOutput, type SlashCommandInfo, type SlashCommandSite } from "./slash-catalog.ts";
 
 export type ApprovalMode = "suggest" | "auto-edit" | "full-auto";
 
@@ -18,6 +23,8 @@ export interface StatusSnapshot {
   cachedShare: number | undefined;
   /** Input + output tokens spent this session. */
   sessionTokens: number;
+  /** The session's usage so far (turn and fold requests): cached share, effective input, price estimate. */
+  cost?: CostFigures;
   goal: string;
   now: string;
   /** A problem to show inside the UI with what to do (missing API key, invalid state). */
@@ -48,10 +55,13 @@ export interface ChatController {
   submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent>;
   /** Answers the running turn's `approval_request` with this id; false if nothing waits on it. */
   answer(id: string, decision: ApprovalDecision): boolean;
-  /** Runs a slash command (without the leading "/"), e.g. ("goal", "ship v1"), ("manifest", "3"). */
+  /**
+   * Runs a slash command (without the leading "/"), e.g. ("goal", "ship v1"), ("manifest", "3").
+   * A name outside `commands()` is answered with `unknownCommandOutput`, never thrown.
+   */
   runCommand(name: string, args: string): Promise<CommandOutput>;
-  /** The slash commands the core supports, for completion and /help. */
-  commands(): Array<{ name: string; usage: string; description: string }>;
+  /** The whole slash-command catalogue, the front end's own commands (`runs: "ui"`) included: for completion, /help and dispatch. */
+  commands(): readonly SlashCommandInfo[];
   /** Workspace-relative file paths for `@path` completion. */
   completePath(prefix: string): Promise<string[]>;
   listSessions(): Promise<SessionListing[]>;

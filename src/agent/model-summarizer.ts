@@ -1,8 +1,12 @@
 /**
- * The model-backed Summarizer for the rolling summary: its own request, built by the prompt
- * builder with only the regions it needs (summary and promotion rules, the previous summary, the
- * working state, the evicted turns), streamed through the same ModelClient. The reply's
- * `<promote>` lines are handed to `promote` (see promotion.ts).
+ * The model-backed Summarizer for the rolling summary. A fold rides the cache (issue 12): its
+ * request is the last turn request's prefix — the same tools, instructions, summary, state and
+ * window — closed by a `fold_request` message that names the oldest turns to fold, so nearly all
+ * of it is cached. When that request cannot be built (no turn request yet, the turns are not the
+ * window's oldest, or it would not fit the budget uncut), the fold is sent as a request of its
+ * own with only what it needs (summary and promotion rules, the previous summary, the working
+ * state, the evicted turns as a transcript). The reply's `<promote>` lines are handed to
+ * `promote` (see promotion.ts).
  *
  * A fold never fails the turn (issue 10). When the turns do not fit one request under the budget,
  * they are folded in parts (halves, recursively; each part's manifest has a `split_fold` step);
@@ -13,9 +17,11 @@
 import type { Settings } from "../config/settings-schema.ts";
 import { ExtractiveSummarizer, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
-import type { ModelClient } from "../model/types.ts";
+import type { ModelClient, Usage } from "../model/types.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
-import { buildRequest, exactCounter, type BuiltRequest } from "../prompt/builder.ts";
+import { buildRequest, exactCounter, type BuildInput, type BuiltRequest } from "../prompt/builder.ts";
+import type { PrefixTracker } from "../prompt/prefix-break.ts";
+import { foldRequestRegions } from "../prompt/standard-regions.ts";
 import { writeManifest, recordUsage } from "../prompt/manifest.ts";
 import { shortenHeadTail } from "../prompt/shorten.ts";
 import type { WorkingState } from "../state/schema.ts";
@@ -38,7 +44,21 @@ export interface ModelSummarizerOptions {
   promote: (promotions: Promotion[]) => Promise<void>;
   /** Told when the model call failed and the extractive fallback was used. */
   onFallback: (message: string) => void;
+  /** Told the usage of every fold request (the session's cost figures). */
+  onUsage?: (usage: Usage) => void;
+  /** The session's last request: a fold request is compared with it, and becomes it. */
+  prefix?: PrefixTracker;
+  /** The last turn request's input (its memory as now), for a fold request that rides its cache. */
+  foldContext?: () => Promise<FoldContext | undefined>;
 }
+
+/** What a cache-riding fold request repeats: the turn request's input, and why the fold happens now. */
+export interface FoldContext {
+  input: Omit<BuildInput, "task">;
+  economics?: string;
+}
+
+
 
 interface FoldPart {
   turns: readonly Turn[];
@@ -73,6 +93,10 @@ export class ModelSummarizer implements Summarizer {
 
   /** Folds `part` into `previous`: one request when it fits whole, else its halves in turn. */
   private async foldPart(previous: string, part: FoldPart, state: WorkingState | undefined, signal?: AbortSignal): Promise<string> {
+    if (part.index === 0 && !part.whole) {
+      const riding = await this.buildRiding(part.turns);
+      if (riding) return this.send(riding, previous, part.turns, signal, true);
+    }
     let built: BuiltRequest;
     try {
       built = await this.build(previous, part.turns, state);
@@ -98,6 +122,36 @@ export class ModelSummarizer implements Summarizer {
     return this.send(built, previous, part.turns, signal);
   }
 
+  /**
+   * The fold request on the last turn request's prefix, or undefined when it cannot be: no turn
+   * request yet, `turns` are not the window's oldest, or it does not fit the budget uncut.
+   */
+  private async buildRiding(turns: readonly Turn[]): Promise<BuiltRequest | undefined> {
+    const context = await this.options.foldContext?.();
+    const first = turns[0];
+    const last = turns.at(-1);
+    const window = context?.input.memory?.turns ?? [];
+    if (!context || !first || !last || window[0]?.turn !== first.turn || window[turns.length - 1]?.turn !== last.turn) return undefined;
+    // The budget is per request, fold requests included (a small local model may allow no more).
+    const budget = this.options.settings.maxContextTokens;
+    try {
+      const built = await buildRequest({
+        ...context.input,
+        turn: this.options.currentTurn(),
+        purpose: "summary",
+        regions: foldRequestRegions(),
+        budgetTokens: budget,
+        fold: { first: first.turn, last: last.turn, count: turns.length, ...(context.economics && { economics: context.economics }) },
+        ...(this.options.prefix && { previous: this.options.prefix.previous }),
+      });
+      // A cut request no longer repeats the turn request's prefix: fold the plain way instead.
+      return built.manifest.cutoff_steps.length === 0 ? built : undefined;
+    } catch (error) {
+      if (error instanceof BudgetExceededError) return undefined;
+      throw error;
+    }
+  }
+
   private async build(previousSummary: string, turns: readonly Turn[], state: WorkingState | undefined): Promise<BuiltRequest> {
     const { settings, sessionId } = this.options;
     const first = turns[0];
@@ -118,15 +172,20 @@ export class ModelSummarizer implements Summarizer {
     });
   }
 
-  private async send(built: BuiltRequest, previousSummary: string, turns: readonly Turn[], signal?: AbortSignal): Promise<string> {
+  private async send(built: BuiltRequest, previousSummary: string, turns: readonly Turn[], signal?: AbortSignal, riding = false): Promise<string> {
     const manifestPath = await writeManifest(this.options.sessionDir, built.manifest);
+    // The next turn request is compared with the last request on the same prefix.
+    if (riding && this.options.prefix) this.options.prefix.previous = built.prefix;
     let text = "";
     let failure: string | undefined;
     for await (const event of this.options.model.stream(built.request, signal)) {
       if (event.type === "text_delta") text += event.delta;
       else if (event.type === "completed") {
         text = event.text || text;
-        if (event.usage) await recordUsage(manifestPath, event.usage);
+        if (event.usage) {
+          await recordUsage(manifestPath, event.usage);
+          this.options.onUsage?.(event.usage);
+        }
       } else if (event.type === "error") failure = event.message;
     }
     const { summary, promotions } = parsePromotions(text);

@@ -11,15 +11,20 @@
  */
 import { workspacePaths, type WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
-import { foldTurns, ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
+import { foldDecision, type FoldDecision } from "../memory/fold-economics.ts";
+import { foldTurns, ExtractiveSummarizer, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
-import { finalAnswer } from "../memory/turn.ts";
-import type { ModelClient } from "../model/types.ts";
+import { finalAnswer, type Turn } from "../memory/turn.ts";
+import type { ModelClient, Usage } from "../model/types.ts";
 import { buildRequest, exactCounter, type BuildInput } from "../prompt/builder.ts";
 import { readGitInfo, type GitInfo } from "../prompt/git-info.ts";
 import { readInstructionFiles, refusedInstructionNotice, type InstructionFiles } from "../prompt/instruction-files.ts";
 import { writeManifest } from "../prompt/manifest.ts";
+import type { Manifest } from "../prompt/manifest-schema.ts";
+import type { PrefixTracker } from "../prompt/prefix-break.ts";
 import type { CurrentTask } from "../prompt/section.ts";
+import { windowTurnTokens } from "../prompt/sections/conversation.ts";
+import { foldMessageTokens } from "../prompt/standard-regions.ts";
 import type { NewRecord } from "../session/transcript-schema.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
 import { createSession, type SessionTranscript } from "../session/transcript.ts";
@@ -27,12 +32,14 @@ import type { HeldLock } from "../state/lock.ts";
 import { StateStore } from "../state/store.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
-import { ValarmindError } from "../errors.ts";
+import type { McpToolSet } from "../mcp/start-servers.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import { trace } from "../trace.ts";
 import { EventStream } from "./event-channel.ts";
 import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
 import { buildWithFolds } from "./fold-step.ts";
-import { ModelSummarizer } from "./model-summarizer.ts";
+import { ModelSummarizer, type FoldContext } from "./model-summarizer.ts";
+import { SessionCost } from "./session-cost.ts";
 import { applyPromotions } from "../memory/promotion.ts";
 import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "../memory/state-snapshot.ts";
 import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNotice } from "../memory/session-memory.ts";
@@ -54,6 +61,8 @@ export interface AgentSessionOptions {
    * `--continue`), then fork. Default: fork at once (the REPL), ADR 0072.
    */
   busySession?: BusySessionPolicy;
+  /** The run's MCP servers: their tools follow the built-in ones, their notices are told. The run closes them. */
+  mcp?: McpToolSet;
 }
 
 export interface LastRequestInfo {
@@ -78,6 +87,8 @@ export class AgentSession {
   readonly openNoticeEvents: SessionNotice[];
   lastRequest: LastRequestInfo | undefined;
   sessionTokens = 0;
+  /** Usage of every request this session sent (turn and fold requests), for /cost and the status line. */
+  readonly cost = new SessionCost();
   private transcript: SessionTranscript | undefined;
   /** Held from the first write (or the resume) to close: one writer per session (ADR 0072). */
   private lock: HeldLock | undefined;
@@ -89,12 +100,26 @@ export class AgentSession {
   private readonly model: ModelClient;
   private readonly count: (text: string) => number;
   private pendingNotices: string[] = [];
+  /** Usage of fold requests not yet told as `usage` events. */
+  private pendingFoldUsage: Usage[] = [];
+  private readonly mcp: McpToolSet | undefined;
   /** Refused instruction files already told this session (the manifest records them every call). */
   private readonly toldRefusals = new Set<string>();
+  /** The last request sent (turn or fold): the next one is compared with it (prefix-break.ts). */
+  private readonly prefixTracker: PrefixTracker = { previous: undefined };
+  /** The last turn request's input without its turn: what a fold request repeats to ride the cache. */
+  private foldBase: Omit<BuildInput, "turn" | "memory" | "task"> | undefined;
+  /** Why the settle step folds now (fold-economics.ts), for the fold request's manifest. */
+  private foldWhy: string | undefined;
+  /** Turn requests of this process and the turns they served: requests per turn, for the fold economics. */
+  private turnRequests = 0;
+  private turnsRun = 0;
+  private lastManifestItems: Manifest["items"] | undefined;
 
   private constructor(options: AgentSessionOptions, paths: WorkspacePaths, count: (text: string) => number, opened: OpenedMemory) {
     this.paths = paths;
-    this.settings = options.settings;
+    // Each session holds its own copy: /model changes this session only, and /clear starts from the configured settings.
+    this.settings = structuredClone(options.settings);
     this.model = options.model;
     this.count = count;
     this.sessionId = opened.sessionId;
@@ -102,27 +127,36 @@ export class AgentSession {
     this.lock = opened.lock;
     this.memory = opened.memory;
     this.resumed = opened.resumed;
-    this.openNoticeEvents = opened.notices;
-    this.openNotices = opened.notices.map((notice) => notice.message);
+    this.mcp = options.mcp;
+    this.openNoticeEvents = [...opened.notices, ...(options.mcp?.takeNotices() ?? [])];
+    this.openNotices = this.openNoticeEvents.map((notice) => notice.message);
     this.state = new StateStore(this.paths);
     this.tools = createToolRegistry({
       root: options.root,
-      settings: options.settings,
+      settings: this.settings,
       interactive: options.interactive,
-      approvals: createApprovalGate({ mode: options.settings.approvals, interactive: options.interactive }),
+      approvals: createApprovalGate({ mode: this.settings.approvals, interactive: options.interactive }),
       stateStore: this.state,
       countTokens: count,
       outputDir: `${this.paths.sessionsDir}/${this.sessionId}/outputs`,
+      extraTools: options.mcp?.tools ?? [],
     });
     this.summarizer =
       options.summarizer ??
       new ModelSummarizer({
         model: options.model,
-        settings: options.settings,
+        settings: this.settings,
         sessionId: this.sessionId,
         sessionDir: `${this.paths.sessionsDir}/${this.sessionId}`,
         currentTurn: () => this.memory.lastTurn + 1,
         currentSummary: () => this.memory.summary,
+        prefix: this.prefixTracker,
+        foldContext: () => this.foldContext(),
+        onUsage: (usage) => {
+          this.cost.add(usage, "fold");
+          this.sessionTokens += usage.input + usage.output;
+          this.pendingFoldUsage.push(usage);
+        },
         readState: async () => (await this.state.read()).state,
         promote: async (promotions) => void this.pendingNotices.push(...(await applyPromotions(this.state, promotions))),
         onFallback: (message) => this.pendingNotices.push(message),
@@ -177,7 +211,7 @@ export class AgentSession {
         stream.end(outcome);
       },
       (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = describeError(error);
         const hint = error instanceof ValarmindError ? error.hint : undefined;
         emit({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
         if (!ended) emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
@@ -194,9 +228,10 @@ export class AgentSession {
   }
 
   /**
-   * The step after a turn, started explicitly: when the window is full its older half folds into
-   * the summary (the model summarizer's own request, which may promote to state.json), a state
-   * snapshot is taken when due and the working set is recorded. Its events (`window_slid`,
+   * The step after a turn, started explicitly: when keeping the window's older turns costs more
+   * than folding them, or the window is full, all but the last `windowBlockTurns` fold into the
+   * summary (a fold request riding the turn request's cache, which may promote to state.json),
+   * a state snapshot is taken at a fold and the working set is recorded (ADR 0074). Its events (`window_slid`,
    * notices, an `error` if the fold itself fails) are not the turn's; `result()` is whether the
    * window folded. Nothing to do (no turn since the last settle): an empty stream.
    */
@@ -214,7 +249,7 @@ export class AgentSession {
         stream.end(folded);
       },
       (error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = describeError(error);
         const hint = error instanceof ValarmindError ? error.hint : undefined;
         emit({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
         this.busy = false;
@@ -236,6 +271,8 @@ export class AgentSession {
 
   private flushNotices(emit: (event: AgentEvent) => void): void {
     for (const message of this.pendingNotices.splice(0)) emit({ type: "notice", message });
+    for (const usage of this.pendingFoldUsage.splice(0)) emit({ type: "usage", usage, cachedShare: usage.input > 0 ? usage.cached / usage.input : 0, purpose: "fold" });
+    for (const notice of this.mcp?.takeNotices() ?? []) emit({ type: "notice", ...notice });
   }
 
   private async runTurn(text: string, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<TurnOutcome> {
@@ -338,7 +375,12 @@ export class AgentSession {
       memory: this.memory.view(),
       task,
     };
-    const built = await buildWithFolds(input, this.summarizer, signal, () => this.flushNotices(emit));
+    this.foldBase = { settings: input.settings, sessionId: input.sessionId, now, ...(input.tools && { tools: input.tools }), ...(input.sources && { sources: input.sources }) };
+    const built = await buildWithFolds({ ...input, previous: this.prefixTracker.previous }, this.summarizer, signal, () => this.flushNotices(emit));
+    this.prefixTracker.previous = built.prefix;
+    this.lastManifestItems = built.manifest.items;
+    this.turnRequests += 1;
+    if (step === 1) this.turnsRun += 1;
     emit({ type: "memory_changed", records: this.memory.apply(built.changes, turn) });
     const manifestPath = await writeManifest(transcript.dir, built.manifest);
     return {
@@ -356,7 +398,10 @@ export class AgentSession {
   private noteRequest(request: RecordedRequest): void {
     const { manifest, usage } = request;
     const cachedShare = usage ? (usage.input > 0 ? usage.cached / usage.input : 0) : undefined;
-    if (usage) this.sessionTokens += usage.input + usage.output;
+    if (usage) {
+      this.sessionTokens += usage.input + usage.output;
+      this.cost.add(usage, "turn");
+    }
     this.lastRequest = { manifestPath: manifest.path, totalTokens: manifest.totalTokens, budgetTokens: manifest.budgetTokens, stablePrefixTokens: manifest.stablePrefixTokens, cachedShare };
   }
 
@@ -367,9 +412,10 @@ export class AgentSession {
     if (!transcript) return false;
     const turn = this.memory.lastTurn;
     const folded = await this.slideWindow(transcript, signal, emit);
-    // The cached part of the next request changes here anyway (a block settled or the window
-    // folded), so the state snapshot it shows can catch up for free (ADR 0063).
-    if (folded || this.memory.window.atBlockBoundary()) await takeStateSnapshot(this.state, this.memory, transcript, turn);
+    // The cached part of the next request breaks here anyway (the summary changed), so the state
+    // snapshot it shows can catch up for free (ADR 0063, ADR 0074); between folds, state changes
+    // travel after the user's message.
+    if (folded) await takeStateSnapshot(this.state, this.memory, transcript, turn);
     const ws = this.memory.workingSetRecord(turn);
     if (ws) transcript.append(ws);
     transcript.sync();
@@ -382,18 +428,52 @@ export class AgentSession {
     const summarizer = signal.aborted ? new ExtractiveSummarizer() : this.summarizer;
     const before = this.memory.window.size;
     let fold: Awaited<ReturnType<ShortTermMemory["slide"]>>;
+    // Decided once: the offline retry folds the same turns.
+    let decided: FoldDecision | undefined;
+    const decide = (turns: readonly Turn[], summary: RollingSummary | undefined): FoldDecision => {
+      decided ??= this.foldDecision(turns, summary);
+      this.foldWhy = decided.fold > 0 ? decided.why : undefined;
+      return decided;
+    };
     try {
-      fold = await this.memory.slide(summarizer, signal.aborted ? undefined : signal);
+      fold = await this.memory.slide(summarizer, signal.aborted ? undefined : signal, decide);
     } catch (error) {
       // A fold never fails a turn (issue 10): whatever went wrong, the offline summarizer folds.
       if (signal.aborted) throw error;
-      this.pendingNotices.push(`folding the window failed (${error instanceof Error ? error.message : String(error)}); folded with the offline summarizer instead`);
-      fold = await this.memory.slide(new ExtractiveSummarizer());
+      this.pendingNotices.push(`folding the window failed (${describeError(error)}); folded with the offline summarizer instead`);
+      fold = await this.memory.slide(new ExtractiveSummarizer(), undefined, decide);
     }
     if (fold?.kind !== "summary") return false;
     transcript.append(fold);
     emit({ type: "window_slid", foldedTurns: before - this.memory.window.size, summaryTokens: fold.tokens ?? this.count(fold.text) });
     return true;
+  }
+
+  /** Whether folding the window now pays (fold-economics.ts), from the last request's manifest figures. */
+  private foldDecision(turns: readonly Turn[], summary: RollingSummary | undefined): FoldDecision {
+    const region = (names: string[]) => (this.lastManifestItems ?? []).filter((i) => names.includes(i.region)).reduce((n, i) => n + i.tokens, 0);
+    const covered = summary ? summary.throughTurn - summary.fromTurn + 1 : 0;
+    const summaryTokens = summary ? (summary.tokens ?? this.count(summary.text)) : 0;
+    return foldDecision({
+      turns: turns.map((turn) => ({ turn: turn.turn, tokens: windowTurnTokens(turn, this.settings.toolOutputTokens, this.count) })),
+      lastTurn: this.memory.lastTurn,
+      summaryTokens,
+      fixedTokens: region(["tools", "core", "project", "personal"]),
+      stateTokens: region(["state"]),
+      requestsPerTurn: this.turnsRun > 0 ? this.turnRequests / this.turnsRun : 1,
+      keepTurns: this.settings.windowBlockTurns,
+      maxTurns: this.settings.shortBufferTurns,
+      summaryTokensPerTurn: covered > 0 ? Math.max(20, summaryTokens / covered) : 60,
+      summaryCapTokens: 1500,
+      foldMessageTokens: foldMessageTokens(this.count),
+    });
+  }
+
+  /** What a fold request repeats of the last turn request, so it rides that request's cache. */
+  private async foldContext(): Promise<FoldContext | undefined> {
+    const base = this.foldBase;
+    if (!base) return undefined;
+    return { input: { ...base, turn: this.memory.lastTurn + 1, memory: this.memory.peek() }, ...(this.foldWhy && { economics: this.foldWhy }) };
   }
 
   /** After `context_length_exceeded`: fold the oldest window block into the summary; its records, or undefined if the window is empty. */

@@ -14,7 +14,7 @@ import type { Turn, TurnItem, ToolExchange } from "../memory/turn.ts";
 import type { NewRecord } from "../session/transcript-schema.ts";
 import type { CurrentTask } from "../prompt/section.ts";
 import type { ModelClient, ModelErrorKind, ModelRequest, ToolCallRequest, Usage } from "../model/types.ts";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import { trace } from "../trace.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
 import { finalAnswer } from "../memory/turn.ts";
@@ -189,7 +189,7 @@ async function loop(
       for await (const event of preparing) emit(event);
       built = await preparing.result();
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = describeError(error);
       const hint = error instanceof ValarmindError ? error.hint : undefined;
       const kind = error instanceof BudgetExceededError ? "budget" : "internal";
       emit({ type: "error", kind, message, ...(hint !== undefined ? { hint } : {}) });

@@ -73,7 +73,8 @@ export class TurnRecorder {
         this.onRequest(this.current);
         return;
       case "usage":
-        if (!this.current) return;
+        // A fold request's usage went to its own manifest; it is no step of this turn.
+        if (!this.current || event.purpose === "fold") return;
         this.current.usage = event.usage;
         this.onRequest(this.current);
         await recordUsage(this.current.manifest.path, event.usage);

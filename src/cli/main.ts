@@ -16,6 +16,7 @@ import { registerPrompt } from "./commands/prompt.ts";
 import { registerChat } from "./commands/chat.ts";
 import { registerSessions } from "./commands/sessions.ts";
 import { registerTrust } from "./commands/trust.ts";
+import { registerMcp } from "./commands/mcp.ts";
 
 trace("main: modules loaded");
 endQuietlyWhenStdoutCloses();
@@ -47,6 +48,7 @@ registerPrompt(program);
 registerChat(program);
 registerSessions(program);
 registerTrust(program);
+registerMcp(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -12,6 +12,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Value, type ValueError } from "@sinclair/typebox/value";
 import { describeError, UsageError } from "../errors.ts";
+import { mcpConfigProblem, mergeMcpServers } from "../mcp/mcp-config.ts";
 import { userConfigDir } from "./user-config-dir.ts";
 import { SettingsSchema, type PartialSettings, type Settings } from "./settings-schema.ts";
 
@@ -39,7 +40,7 @@ function expected(error: ValueError): string {
   return literals ? `must be one of ${literals.map((v) => JSON.stringify(v)).join(", ")}` : error.message;
 }
 
-function readLayer(file: string): PartialSettings {
+export function readLayer(file: string): PartialSettings {
   if (!existsSync(file)) return {};
   if (statSync(file).isDirectory()) {
     throw new UsageError(`${file}: is a directory, not a settings file`, {
@@ -61,6 +62,8 @@ function readLayer(file: string): PartialSettings {
       hint: "See docs/configuration.md for the settings and their types.",
     });
   }
+  const mcpProblem = mcpConfigProblem(file, parsed as PartialSettings);
+  if (mcpProblem) throw new UsageError(mcpProblem, { hint: "Fix the entry, or remove it with 'valarmind mcp remove NAME'; docs/mcp.md describes MCP servers." });
   return parsed as PartialSettings;
 }
 
@@ -78,6 +81,7 @@ function envInt(name: string): number | undefined {
 const ENV_SETTINGS = [
   ["VALARMIND_MODEL", "model"],
   ["OPENAI_BASE_URL", "baseURL"],
+  ["VALARMIND_WIRE_API", "wireApi"],
   ["VALARMIND_REASONING_EFFORT", "reasoningEffort"],
   ["VALARMIND_APPROVALS", "approvals"],
   ["VALARMIND_SANDBOX", "sandbox"],
@@ -163,7 +167,9 @@ export function resolveSettings(root: string, flags: PartialSettings = {}, optio
   const trusted = options.trusted ?? false;
   const base = { ...(Value.Default(SettingsSchema, {}) as Settings), ...readLayer(userConfigPath()) };
   const projectFile = projectConfigPath(root);
-  const projectLayer = readLayer(projectFile);
+  // `mcp` (which servers run unasked) is the user's choice alone; a project's servers join the user's, never replace one.
+  const { mcp: _userOnly, ...projectLayer } = readLayer(projectFile);
+  if (projectLayer.mcpServers) projectLayer.mcpServers = mergeMcpServers(base.mcpServers, projectLayer.mcpServers);
   const changes = projectChanges(base, projectLayer);
   // Turning the shell sandbox off is the user's own choice (flag, env or user config), never a
   // repository's, trusted or not (docs/security.md).

@@ -1,17 +1,22 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { McpOptionsSchema, McpServersSchema } from "../mcp/mcp-config.ts";
 
 /** One source for the settings' types, JSON Schema and defaults. API keys are never settings. */
 export const SettingsSchema = Type.Object(
   {
-    model: Type.String({ minLength: 1, default: "gpt-5.5", description: "Responses API model" }),
-    baseURL: Type.Optional(Type.String({ minLength: 1, description: "Responses API base URL (else OPENAI_BASE_URL)" })),
+    model: Type.String({ minLength: 1, default: "gpt-5.5", description: "model name, as the server knows it" }),
+    baseURL: Type.Optional(Type.String({ minLength: 1, description: "API base URL, usually ending in /v1 (else OPENAI_BASE_URL)" })),
+    wireApi: Type.Union([Type.Literal("responses"), Type.Literal("chat")], {
+      default: "responses",
+      description: "HTTP API of the server: 'responses' (POST /responses) or 'chat' (POST /chat/completions: llama.cpp, vLLM, Ollama, …)",
+    }),
     reasoningEffort: Type.Union(
       [Type.Literal("none"), Type.Literal("minimal"), Type.Literal("low"), Type.Literal("medium"), Type.Literal("high")],
       { default: "medium", description: "reasoning effort for reasoning models; 'none' omits it" },
     ),
     maxContextTokens: Type.Integer({ minimum: 1000, default: 24000, description: "MAX_CONTEXT_TOKENS: budget per request" }),
     shortBufferTurns: Type.Integer({ minimum: 20, maximum: 80, default: 20, description: "SHORT_BUFFER_TURNS: turns the window holds" }),
-    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 5, description: "block size: settled blocks are condensed; at shortBufferTurns the older half (whole blocks) folds; at most shortBufferTurns" }),
+    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 3, description: "turns kept verbatim when the window folds (a fold happens when keeping older turns costs more than folding them, or at shortBufferTurns); at most shortBufferTurns" }),
     workingSetTokens: Type.Integer({ minimum: 0, default: 2500, description: "token cap of the working set" }),
     workingSetTtlTurns: Type.Integer({ minimum: 1, default: 3, description: "turns a working-set item stays without being used again" }),
     overflowPolicy: Type.Union(
@@ -32,7 +37,19 @@ export const SettingsSchema = Type.Object(
       default: [],
       description: "extra environment variable names passed to shell commands (secret-like names pass only if listed)",
     }),
+    prices: Type.Optional(
+      Type.Object(
+        {
+          input: Type.Number({ minimum: 0, description: "USD per million fresh input tokens" }),
+          cachedInput: Type.Optional(Type.Number({ minimum: 0, description: "USD per million cached input tokens (default: a tenth of input)" })),
+          output: Type.Number({ minimum: 0, description: "USD per million output tokens" }),
+        },
+        { additionalProperties: false, description: "the model's prices, for the cost estimate of /cost, the status line and --output-format json" },
+      ),
+    ),
     maxStepsPerTurn: Type.Integer({ minimum: 1, default: 24, description: "model calls per user turn" }),
+    mcpServers: Type.Optional(McpServersSchema),
+    mcp: Type.Optional(McpOptionsSchema),
   },
   { additionalProperties: false },
 );

@@ -7,7 +7,7 @@
  */
 import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import type { WorkspacePaths } from "./paths.ts";
 
 export const PRIVATE_DIR_MODE = 0o700;
@@ -19,10 +19,6 @@ function errorCode(error: unknown): unknown {
   return typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** mkdir 0700; true when created, false when it already was a directory. */
 function makePrivateDir(dir: string): boolean {
   try {
@@ -30,7 +26,7 @@ function makePrivateDir(dir: string): boolean {
     return true;
   } catch (error) {
     if (errorCode(error) === "EEXIST" && statSync(dir).isDirectory()) return false;
-    throw new ValarmindError(`cannot create the directory ${dir}: ${describe(error)}`, {
+    throw new ValarmindError(`cannot create the directory ${dir}: ${describeError(error)}`, {
       hint: "A file may be in the way, or the directory is not writable. Move it aside and retry.",
       cause: error,
     });
@@ -43,7 +39,7 @@ function tightenIfShared(dir: string): void {
   try {
     chmodSync(dir, PRIVATE_DIR_MODE);
   } catch (error) {
-    throw new ValarmindError(`${dir} is readable by other users and could not be made private: ${describe(error)}`, {
+    throw new ValarmindError(`${dir} is readable by other users and could not be made private: ${describeError(error)}`, {
       hint: `Run 'chmod 700 ${dir}' (or ask its owner to), then retry.`,
       cause: error,
     });
@@ -56,7 +52,7 @@ function ensureGitignore(dir: string): void {
     writeFileSync(join(dir, ".gitignore"), VALARMIND_GITIGNORE, { flag: "wx", mode: PRIVATE_FILE_MODE });
   } catch (error) {
     if (errorCode(error) === "EEXIST") return;
-    throw new ValarmindError(`cannot write ${join(dir, ".gitignore")}: ${describe(error)}`, {
+    throw new ValarmindError(`cannot write ${join(dir, ".gitignore")}: ${describeError(error)}`, {
       hint: `Check that ${dir} is writable, then retry.`,
       cause: error,
     });
@@ -94,7 +90,7 @@ export function makePrivateDirs(dir: string): void {
   try {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   } catch (error) {
-    throw new ValarmindError(`cannot create the directory ${dir}: ${describe(error)}`, {
+    throw new ValarmindError(`cannot create the directory ${dir}: ${describeError(error)}`, {
       hint: "A file may be in the way, or the directory is not writable. Move it aside and retry.",
       cause: error,
     });

@@ -4,6 +4,7 @@
  * finished tasks, settled decisions and new tasks the folded turns hold. Its `<promote>` lines are
  * applied to state.json through the store, like any other state change, and reported.
  */
+import { describeError } from "../errors.ts";
 import { Regions } from "../prompt/regions.ts";
 import { promptText } from "../prompt/prompt-text.ts";
 import { taggedOwnText, type Section } from "../prompt/section.ts";
@@ -91,7 +92,7 @@ export async function applyPromotions(store: Pick<StateStore, "read" | "update">
       const result = await store.update(op);
       if (result.written) notices.push(`promoted to the working state: ${result.change}`);
     } catch (error) {
-      notices.push(`could not promote ${promotion.kind} to the working state: ${error instanceof Error ? error.message : String(error)}`);
+      notices.push(`could not promote ${promotion.kind} to the working state: ${describeError(error)}`);
     }
   }
   return notices;

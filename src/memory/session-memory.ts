@@ -3,6 +3,8 @@
  * rebuilt from its transcript (window, summary, working set, touched files). A resumed session is
  * locked for this process's lifetime (ADR 0072); when another process holds it past the policy's
  * wait, or its transcript cannot be read, the message goes to a fork instead, and the notices say so.
+ * A transcript of an older format is read migrated and continued in a fork in the current format,
+ * the old file left as it is (ADR 0078).
  */
 import type { WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
@@ -10,8 +12,9 @@ import { ShortTermMemory } from "./short-term.ts";
 import { damageNotice, setAsideUnreadable } from "../session/damaged-lines.ts";
 import { forkSession } from "../session/session-fork.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
-import { findSession, latestSession, openSession, readSession, UnreadableTranscriptError, type SessionRef, type SessionTranscript } from "../session/transcript.ts";
-import type { TranscriptRecord } from "../session/transcript-schema.ts";
+import { findSession, latestSession, OlderTranscriptError, openSession, readSession, UnreadableTranscriptError, type SessionRef, type SessionTranscript } from "../session/transcript.ts";
+import { TRANSCRIPT_MIGRATIONS, type TranscriptMigration } from "../session/transcript-migrations.ts";
+import { TRANSCRIPT_VERSION, type TranscriptRecord } from "../session/transcript-schema.ts";
 import { describeRenumbering } from "../session/turn-order.ts";
 import type { HeldLock } from "../state/lock.ts";
 import { UsageError } from "../errors.ts";
@@ -67,6 +70,8 @@ export async function openSessionMemory(
   target: ResumeTarget,
   countTokens: (text: string) => number,
   busy: BusySessionPolicy = { waitMs: 0 },
+  /** The transcript migration chain; tests give a synthetic one. */
+  migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS,
 ): Promise<OpenedMemory> {
   if (target.kind === "new") {
     return { sessionId: newSessionId(), transcript: undefined, lock: undefined, memory: new ShortTermMemory(memoryOptions(settings, countTokens)), resumed: false, notices: [] };
@@ -75,7 +80,7 @@ export async function openSessionMemory(
   const locked = await lockSession(paths, ref.id, busy);
   if (locked.kind === "busy") {
     // Read only: the holder may be mid-write, so nothing in its file is touched.
-    const records = readForFork(ref.file);
+    const records = readForFork(ref.file, migrations);
     const why = `it was in use by another valarmind (${locked.holder})`;
     const fork = await openFork(paths, settings, countTokens, { id: ref.id, records }, why);
     fork.notices.unshift({
@@ -85,8 +90,12 @@ export async function openSessionMemory(
     return fork;
   }
   try {
-    return resumeLocked(paths, settings, ref, countTokens, locked.lock);
+    return resumeLocked(paths, settings, ref, countTokens, locked.lock, migrations);
   } catch (error) {
+    if (error instanceof OlderTranscriptError) {
+      await releaseSessionLock(locked.lock);
+      return continueOlder(paths, settings, countTokens, ref, error);
+    }
     if (!(error instanceof UnreadableTranscriptError)) {
       await releaseSessionLock(locked.lock);
       throw error;
@@ -102,9 +111,28 @@ export async function openSessionMemory(
   }
 }
 
-function readForFork(file: string): TranscriptRecord[] {
+/** An older transcript goes on in a fork in the current format: its file is never written to. */
+async function continueOlder(
+  paths: WorkspacePaths,
+  settings: Settings,
+  countTokens: (text: string) => number,
+  ref: SessionRef,
+  older: OlderTranscriptError,
+): Promise<OpenedMemory> {
+  const { version, records, damaged } = older.read;
+  const why = `written in transcript version ${version}, continued in version ${TRANSCRIPT_VERSION}; ${ref.file} is kept unchanged`;
+  const fork = await openFork(paths, settings, countTokens, { id: ref.id, records }, why);
+  fork.notices.unshift({
+    message: `${ref.file} was written by an older valarmind (transcript version ${version}); session ${ref.id} continues as a new session ${fork.sessionId} in the current format (version ${TRANSCRIPT_VERSION}), the old file kept unchanged`,
+    code: "session_forked",
+  });
+  if (damaged.length > 0) fork.notices.push({ message: damageNotice(ref.file, damaged, false), code: "transcript_damaged" });
+  return fork;
+}
+
+function readForFork(file: string, migrations: readonly TranscriptMigration[]): TranscriptRecord[] {
   try {
-    return readSession(file).records;
+    return readSession(file, migrations).records;
   } catch (error) {
     if (error instanceof UnreadableTranscriptError) return error.records;
     throw error;
@@ -131,8 +159,15 @@ async function openFork(
   };
 }
 
-function resumeLocked(paths: WorkspacePaths, settings: Settings, ref: SessionRef, countTokens: (text: string) => number, lock: HeldLock): OpenedMemory {
-  const { session, read, newlyDamaged } = openSession(paths, ref);
+function resumeLocked(
+  paths: WorkspacePaths,
+  settings: Settings,
+  ref: SessionRef,
+  countTokens: (text: string) => number,
+  lock: HeldLock,
+  migrations: readonly TranscriptMigration[],
+): OpenedMemory {
+  const { session, read, newlyDamaged } = openSession(paths, ref, migrations);
   const notices: SessionNotice[] = [];
   if (read.tornTail !== undefined) notices.push({ message: `${session.file}: the last line was incomplete (a crash mid-write); it was kept in a note record` });
   if (newlyDamaged.length > 0) notices.push({ message: damageNotice(session.file, newlyDamaged, true), code: "transcript_damaged" });

@@ -13,11 +13,14 @@
  *   const ws = memory.workingSetRecord(turn.turn); if (ws) session.append(ws);
  */
 import type { NewRecord, ToolCallRecord, TranscriptRecord } from "../session/transcript-schema.ts";
+import { factsOfRecordedCall } from "../tools/call-facts.ts";
+import type { FoldDecision } from "./fold-economics.ts";
+import { INLINE_OUTPUT_BYTES } from "./tool-memory.ts";
 import { foldTurns, type RollingSummary, type Summarizer } from "./summary.ts";
 import { TouchedEntities, type TouchedEntity } from "./touched.ts";
 import type { ToolExchange, Turn } from "./turn.ts";
 import { ConversationWindow } from "./window.ts";
-import { WorkingSet, type WorkingSetEvent, type WorkingSetItem } from "./working-set.ts";
+import { WorkingSet, type NewWorkingSetItem, type WorkingSetEvent, type WorkingSetItem } from "./working-set.ts";
 import type { OverflowPolicy } from "./working-set-policy.ts";
 
 /** A tool record as a turn item: in the window its prompt summary, in a pending turn its output. */
@@ -32,9 +35,18 @@ function toolItem(record: ToolCallRecord, form: "summary" | "output"): ToolExcha
   };
 }
 
+/** A recorded call's long output that stayed whole in the window (tool-memory.ts): the working-set item it becomes when its turn folds. */
+function heldBackItem(record: ToolCallRecord): NewWorkingSetItem | undefined {
+  if (record.is_error || record.summary !== record.output || Buffer.byteLength(record.output, "utf8") <= INLINE_OUTPUT_BYTES) return undefined;
+  const facts = factsOfRecordedCall(record.name, record.arguments);
+  if (facts?.workingSetPriority === undefined) return undefined;
+  const tags = facts.locations.map((l) => l.path);
+  return { content: record.output, source: `${record.name} ${tags[0] ?? ""}`.trim(), priority: facts.workingSetPriority, tags };
+}
+
 export type MemoryEvent =
   | WorkingSetEvent
-  | { type: "window_folded"; fromTurn: number; throughTurn: number; reason: "window_full" | "budget"; summarizer: string };
+  | { type: "window_folded"; fromTurn: number; throughTurn: number; reason: "window_full" | "budget" | "cost"; summarizer: string };
 
 export interface ShortTermOptions {
   shortBufferTurns: number;
@@ -78,6 +90,12 @@ export class ShortTermMemory {
   pending: Turn | undefined;
   private events: MemoryEvent[] = [];
   private workingSetDirty = false;
+  /** Working-set items of window turns whose outputs are still whole in the window: added when their turn folds. */
+  private heldBack = new Map<number, NewWorkingSetItem[]>();
+  /** Files written since the last fold: their working-set items leave at the next one. */
+  private readonly stalePaths = new Set<string>();
+  /** Turns a working-set item stays without being used (settings.workingSetTtlTurns), checked at folds. */
+  workingSetTtlTurns = 3;
 
   constructor(options: ShortTermOptions) {
     this.window = new ConversationWindow(options);
@@ -106,6 +124,10 @@ export class ShortTermMemory {
         return call ? toolItem(call, "summary") : item;
       });
       memory.endTurn(turn);
+      for (const call of calls.values()) {
+        const item = heldBackItem(call);
+        if (item) memory.holdBack(turn.turn, item);
+      }
       open = undefined;
     };
     for (const record of records) {
@@ -132,7 +154,8 @@ export class ShortTermMemory {
           break;
         case "summary":
           memory.summary = { text: record.text, fromTurn: record.from_turn, throughTurn: record.through_turn, ...(record.tokens !== undefined && { tokens: record.tokens }) };
-          memory.window.dropThrough(record.through_turn);
+          // What those turns held back went to the working set then: its next record says so.
+          for (const turn of memory.window.dropThrough(record.through_turn)) memory.heldBack.delete(turn.turn);
           break;
         case "working_set":
           memory.workingSet.restore(record.items);
@@ -162,18 +185,50 @@ export class ShortTermMemory {
     }
   }
 
-  /** Once finished turns reach SHORT_BUFFER_TURNS, folds the window's older half (whole blocks) into the summary. */
-  async slide(summarizer: Summarizer, signal?: AbortSignal): Promise<NewRecord | undefined> {
-    const block = this.window.overflowBlock();
+  /**
+   * Folds the oldest window turns into the summary when `decide` says so (fold-economics.ts: when
+   * it pays, or the window is full); without `decide`, once finished turns reach
+   * SHORT_BUFFER_TURNS, the window's older half (whole blocks).
+   */
+  async slide(summarizer: Summarizer, signal?: AbortSignal, decide?: (turns: readonly Turn[], summary: RollingSummary | undefined) => FoldDecision): Promise<NewRecord | undefined> {
+    const decision = decide?.(this.window.turns, this.summary);
+    const block = decision ? this.window.turns.slice(0, decision.fold) : this.window.overflowBlock();
     const last = block.at(-1);
     if (!last) return undefined;
     const summary = await foldTurns(this.summary, block, summarizer, signal);
-    return this.applyFold({ summary, throughTurn: last.turn, summarizer: summarizer.name }, "window_full");
+    return this.applyFold({ summary, throughTurn: last.turn, summarizer: summarizer.name }, decision?.reason === "cost" ? "cost" : "window_full");
   }
 
-  private applyFold(fold: NonNullable<MemoryChanges["fold"]>, reason: "window_full" | "budget"): NewRecord {
+  /** Holds a long output of `turn` back from the working set while it is whole in the window. */
+  holdBack(turn: number, item: NewWorkingSetItem): void {
+    this.heldBack.set(turn, [...(this.heldBack.get(turn) ?? []), item]);
+  }
+
+  /** Files a call wrote: their held-back items go now, their working-set items at the next fold. */
+  markStale(paths: readonly string[]): void {
+    for (const [turn, items] of this.heldBack) this.heldBack.set(turn, items.filter((item) => !(item.tags ?? []).some((tag) => paths.includes(tag))));
+    for (const path of paths) this.stalePaths.add(path);
+  }
+
+  /** At a fold: stale items and items unused for `workingSetTtlTurns` turns leave the working set. */
+  private tidyWorkingSet(): void {
+    const oldest = this.lastTurn - this.workingSetTtlTurns;
+    for (const item of this.workingSet.items()) {
+      const stale = item.tags.some((tag) => this.stalePaths.has(tag));
+      if (stale || Math.max(item.added_turn, item.accessed_turn) <= oldest) this.workingSet.remove(item.id);
+    }
+    this.stalePaths.clear();
+  }
+
+  private applyFold(fold: NonNullable<MemoryChanges["fold"]>, reason: "window_full" | "budget" | "cost"): NewRecord {
     const from = this.window.span()?.first ?? fold.throughTurn;
-    this.window.dropThrough(fold.throughTurn);
+    // The working set changes only here, where the prefix breaks anyway: stale and expired items
+    // go; the folded turns' long outputs leave the window and stay in view in the working set.
+    this.tidyWorkingSet();
+    for (const turn of this.window.dropThrough(fold.throughTurn)) {
+      for (const item of this.heldBack.get(turn.turn) ?? []) this.workingSet.add(item);
+      this.heldBack.delete(turn.turn);
+    }
     this.summary = fold.summary;
     this.events.push({ type: "window_folded", fromTurn: from, throughTurn: fold.throughTurn, reason, summarizer: fold.summarizer });
     return {

@@ -1,9 +1,11 @@
 /**
  * What a finished tool call leaves in short-term memory (seed 002: the raw result stays in the
- * transcript, the prompt gets a summary). Short outputs are their own summary. Longer results of
- * tools that declare a working-set priority (a file, search hits, a command's output) enter the
- * token-bounded working set, where the overflow policy decides how long they stay; the window
- * then carries one line pointing at the working-set item, so the same content is never sent twice.
+ * transcript). Short outputs are their own summary. Longer results of tools that declare a
+ * working-set priority (a file, search hits, a command's output) stay whole in the window — as the
+ * model saw them in the turn, so the turn enters the window as an exact append of what was sent
+ * and stays cached (ADR 0074) — and become a working-set item when their turn folds out of the
+ * window, where the overflow policy decides how long they stay in view. Other long outputs (errors,
+ * denials, tools without a priority) are carried as a summary line.
  * Everything here comes from the outcome: the tool stated its own facts to the registry.
  */
 import type { NewWorkingSetItem } from "./working-set.ts";
@@ -17,7 +19,7 @@ export const INLINE_OUTPUT_BYTES = 600;
 export interface ToolMemory {
   /** What later prompts carry for this call in the conversation window. */
   promptSummary: string;
-  /** A working-set item to add, for long outputs of tools that keep them. */
+  /** A working-set item for long outputs of tools that keep them: added when the call's turn folds out of the window. */
   workingSetItem?: NewWorkingSetItem;
   /** The call's facts from its outcome, so the turn's memory need not look the tool up. */
   facts?: CallFacts;
@@ -40,8 +42,5 @@ export function toolMemory(call: ToolCallRequest, outcome: ToolCallOutcome): Too
     return withFacts({ promptSummary: `${outcome.summary}\n[full output in the session transcript; not repeated here]` });
   }
   const source = `${call.name} ${outcome.target}`.trim();
-  return withFacts({
-    promptSummary: `${outcome.summary}\n[output kept in the working set as "${source}" while it stays relevant; re-run the tool if it is gone]`,
-    workingSetItem: { content: output, source, priority, tags: outcome.locations.map((l) => l.path) },
-  });
+  return withFacts({ promptSummary: output, workingSetItem: { content: output, source, priority, tags: outcome.locations.map((l) => l.path) } });
 }

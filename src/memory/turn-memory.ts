@@ -1,9 +1,12 @@
 /**
  * What a finished turn leaves in short-term memory: the window gets the turn with each tool
- * output replaced by its prompt summary (ADR 0060); long read-like outputs enter the working set;
- * a call that writes a file makes earlier reads of that file stale (removed); items whose files
- * were named again count as used (both read from the paths each call declares it touches);
- * items unused for `ttlTurns` turns expire (seed 000: content that expires).
+ * output as its prompt summary (ADR 0060; long read-like outputs stay whole, ADR 0074); those
+ * outputs are held back for the working set, which they enter when their turn folds out of the
+ * window; a call that writes a file makes earlier reads of that file stale (they leave at the
+ * next fold; held-back ones at once); items whose files were named again count as used (both
+ * read from the paths each call declares it touches); items unused for `ttlTurns` turns expire at
+ * the next fold (seed 000: content that expires). The working set changes only at folds, when
+ * the cached prefix breaks anyway.
  */
 import type { ShortTermMemory } from "./short-term.ts";
 import type { Turn } from "./turn.ts";
@@ -16,14 +19,13 @@ export function recordTurnInMemory(
   summaries: ReadonlyMap<string, ToolMemory>,
   options: { ttlTurns: number },
 ): void {
-  const { ttlTurns } = options;
   const items = turn.items.map((item) => {
     if (item.kind !== "tool") return item;
     const summary = summaries.get(item.callId);
     return summary ? { ...item, output: summary.promptSummary } : item;
   });
   memory.endTurn({ ...turn, items });
-  const blockSettles = memory.window.atBlockBoundary();
+  const { ttlTurns } = options;
 
   const ws = memory.workingSet;
   const named = new Set<string>();
@@ -34,18 +36,15 @@ export function recordTurnInMemory(
     const locations = (summaries.get(item.callId)?.facts ?? factsOfRecordedCall(item.name, item.arguments))?.locations ?? [];
     for (const location of locations) named.add(location.path);
     const written = item.isError ? [] : locations.filter((l) => l.access === "write").map((l) => l.path);
-    if (written.length > 0) {
-      for (const stale of ws.items().filter((w) => w.tags.some((tag) => written.includes(tag)))) ws.remove(stale.id);
-    }
+    // Stale items leave at the next fold (the working set changes only then, ADR 0074): the window
+    // shows this write after the item, so the model sees the newer state.
+    if (written.length > 0) memory.markStale(written);
     const added = summaries.get(item.callId)?.workingSetItem;
-    if (added) ws.add(added);
+    if (added) memory.holdBack(turn.turn, added);
   }
   for (const w of ws.items()) {
     if (w.tags.some((tag) => named.has(tag) || turn.user.includes(tag))) ws.access(w.id);
   }
-  // Expiry waits for the turn where the window's newest block settles: the cached prefix breaks
-  // there anyway, so removing items from the middle of the working set costs nothing extra.
-  if (!blockSettles) return;
-  const oldest = turn.turn - ttlTurns;
-  for (const expired of ws.items().filter((w) => Math.max(w.added_turn, w.accessed_turn) <= oldest)) ws.remove(expired.id);
+  // Expiry and stale items are settled at the next fold, when the working set may change (ADR 0074).
+  memory.workingSetTtlTurns = ttlTurns;
 }

@@ -1,15 +1,16 @@
 /**
- * The conversation window: the last SHORT_BUFFER_TURNS turns (tool results as their prompt
- * summaries). It slides in blocks of `windowBlockTurns`: once finished turns reach
- * `shortBufferTurns`, its older half (whole blocks) is folded into the rolling summary in one
- * step, so the cached prompt prefix breaks once per fold rather than on every turn.
+ * The conversation window: at most SHORT_BUFFER_TURNS turns (tool results as their prompt
+ * summaries), each unchanged from the moment it enters until it folds into the rolling summary
+ * (ADR 0074). When to fold is the session's call (fold-economics.ts: when it pays, keeping the
+ * last `windowBlockTurns`); without it — previews, the offline fallback — the window folds its
+ * older half (whole blocks of `windowBlockTurns`) once finished turns reach `shortBufferTurns`.
  *
- *   const window = new ConversationWindow({ shortBufferTurns: 20, windowBlockTurns: 5 });
+ *   const window = new ConversationWindow({ shortBufferTurns: 20, windowBlockTurns: 3 });
  *   window.push(turn);
- *   const block = window.overflowBlock();   // turns to fold now, or []
+ *   const block = window.overflowBlock();   // turns to fold now (window full), or []
  *   if (block.length) { summary = await foldTurns(summary, block, summarizer); window.dropThrough(block.at(-1).turn); }
  *
- * `ShortTermMemory` (short-term.ts) does exactly this and writes the transcript records.
+ * `ShortTermMemory.slide` (short-term.ts) does this and writes the transcript records.
  */
 import type { Turn } from "./turn.ts";
 
@@ -53,29 +54,20 @@ export class ConversationWindow {
     this.list.push(turn);
   }
 
-  /** True when the window holds whole blocks only: the newest block has just settled. */
-  atBlockBoundary(): boolean {
-    return this.list.length % this.options.windowBlockTurns === 0;
-  }
-
   /** The oldest block (up to `windowBlockTurns` turns), whether or not the window is full. */
   oldestBlock(): Turn[] {
     return this.list.slice(0, this.options.windowBlockTurns);
   }
 
   /**
-   * The turns to fold now, else []. The window holds SHORT_BUFFER_TURNS turns counting the one
-   * being answered, so once finished turns reach `shortBufferTurns` its older half folds, in whole
-   * blocks. With a block size that divides it, that happens at the turn where the newest block
-   * settles: the summary and the settled part change together and the prefix breaks once.
+   * The turns to fold when the window is full, else []: once finished turns reach
+   * `shortBufferTurns`, all but the last `windowBlockTurns` fold — the same rule as a full window
+   * in the cost decision (fold-economics.ts), used when no decision is given (short-term.ts `slide`,
+   * the dry-run preview).
    */
   overflowBlock(): Turn[] {
     if (this.list.length < this.options.shortBufferTurns) return [];
-    // Fold the older half of the window (whole blocks): half as many folds as one block at a
-    // time, each breaking the cached prefix once, and a smaller window on average.
-    const block = this.options.windowBlockTurns;
-    const blocks = Math.max(1, Math.floor(this.options.shortBufferTurns / 2 / block));
-    return this.list.slice(0, blocks * block);
+    return this.list.slice(0, this.list.length - this.options.windowBlockTurns);
   }
 
   /** Removes every turn numbered `turn` or lower; returns them. */

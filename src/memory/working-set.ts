@@ -100,10 +100,6 @@ export class WorkingSet {
     return { used, budget: this.budget, available: Math.max(0, this.budget - used) };
   }
 
-  hasCapacity(tokens: number): boolean {
-    return this.used() + tokens <= this.budget;
-  }
-
   setTurn(turn: number): void {
     this.turn = turn;
   }

@@ -6,11 +6,14 @@
  * Without OPENAI_API_KEY: against api.openai.com the client yields the `no_api_key` error on every
  * call (so the UI can show it); against any other base URL (vLLM, LM Studio, Ollama, a test server)
  * a placeholder key is sent, since such servers rarely check it, and a 401 says so.
+ *
+ * `settings.wireApi` picks the HTTP API: "responses" (default) or "chat" for Chat Completions
+ * servers (llama.cpp, vLLM, Ollama, …); the base URL and the key are resolved the same way.
  */
 import type { Settings } from "../config/settings-schema.ts";
 import { noApiKeyError } from "./model-errors.ts";
 import { createOpenAIClient } from "./openai-client.ts";
-import type { ModelClient, ModelRequest } from "./types.ts";
+import type { ModelClient, ModelRequest, WireApi } from "./types.ts";
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent as the bearer token to custom base URLs when no key is set. */
@@ -46,7 +49,8 @@ export function endpointWarning(endpoint: ResolvedEndpoint): string | undefined 
 }
 
 export interface ModelClientSetup {
-  settings: Pick<Settings, "baseURL">;
+  /** `wireApi` defaults to "responses" when left out. */
+  settings: Pick<Settings, "baseURL"> & { wireApi?: WireApi };
   env?: Env;
   maxRetries?: number;
   timeoutMs?: number;
@@ -58,6 +62,7 @@ export function createModelClient(setup: ModelClientSetup): ModelClient {
     apiKey: endpoint.apiKey,
     baseURL: endpoint.baseURL,
     keyIsPlaceholder: endpoint.keySource === "placeholder",
+    wire: setup.settings.wireApi ?? "responses",
     ...(setup.maxRetries !== undefined ? { maxRetries: setup.maxRetries } : {}),
     ...(setup.timeoutMs !== undefined ? { timeoutMs: setup.timeoutMs } : {}),
   });

@@ -3,7 +3,7 @@
  * server, and what to do next. Pure: no I/O, no SDK types (the client narrows SDK errors into the
  * plain shapes below first).
  */
-import type { ModelErrorKind, ModelStreamEvent } from "./types.ts";
+import type { ModelErrorKind, ModelStreamEvent, WireApi } from "./types.ts";
 
 export type ModelErrorEvent = Extract<ModelStreamEvent, { type: "error" }>;
 
@@ -21,13 +21,25 @@ export interface ErrorContext {
   model?: string;
   /** Retries already spent when the error is final. */
   retries?: number;
-  /** Path after the base URL named in HTTP error messages (default "/responses"). */
+  /** Path after the base URL named in HTTP error messages (default: the wire's, "/responses" or "/chat/completions"). */
   endpoint?: string;
+  /** The API the client speaks (default "responses"); changes the 404 hint and the stream messages. */
+  wire?: WireApi;
   /** True when no OPENAI_API_KEY was set and a placeholder key was sent to a custom base URL. */
   keyIsPlaceholder?: boolean;
 }
 
 const KEY_HELP = "export OPENAI_API_KEY=<your key> (keys: https://platform.openai.com/api-keys)";
+const WIRE_HELP = `set "wireApi": "chat" in ~/.config/valarmind/config.json or VALARMIND_WIRE_API=chat`;
+
+function endpointOf(ctx: ErrorContext): string {
+  return ctx.endpoint ?? (ctx.wire === "chat" ? "/chat/completions" : "/responses");
+}
+
+/** A 404 that names a model (OpenAI's `model_not_found`, vLLM's "The model `x` does not exist"). */
+function isUnknownModel(payload: ApiErrorPayload): boolean {
+  return payload.code === "model_not_found" || /\bmodel\b/i.test(payload.message ?? "");
+}
 
 function error(kind: ModelErrorKind, message: string, retryable: boolean, status?: number): ModelErrorEvent {
   return status === undefined
@@ -78,7 +90,7 @@ function isQuota(payload: ApiErrorPayload): boolean {
 
 /** An HTTP error status from `POST {baseURL}/responses` (or `/responses/input_tokens`). */
 export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorContext): ModelErrorEvent {
-  const where = `${ctx.baseURL}${ctx.endpoint ?? "/responses"}`;
+  const where = `${ctx.baseURL}${endpointOf(ctx)}`;
   const said = detail(payload);
   if (payload.code === "context_length_exceeded") return contextLengthError(payload, status);
   if (status === 401) {
@@ -119,6 +131,17 @@ export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorCo
       `HTTP ${status} from ${where}${retriesNote(ctx)}: the server failed (${said}). ` +
         "It may be overloaded or down; try again later (https://status.openai.com).",
       true,
+      status,
+    );
+  }
+  if (status === 404 && ctx.wire !== "chat" && endpointOf(ctx) === "/responses" && !isUnknownModel(payload)) {
+    // Chat-only servers (llama.cpp, older vLLM and Ollama, many proxies) have no /responses at all.
+    return error(
+      "bad_request",
+      `HTTP 404 from ${where}: the server at ${ctx.baseURL} has no /responses endpoint (${said}). ` +
+        `If it speaks Chat Completions (llama.cpp, vLLM, Ollama, LM Studio, …) ${WIRE_HELP}. ` +
+        `Otherwise check that the base URL ends in /v1 and settings.model${ctx.model ? ` ('${ctx.model}')` : ""}.`,
+      false,
       status,
     );
   }
@@ -182,10 +205,11 @@ export function connectionError(cause: string, refused: boolean, ctx: ErrorConte
 
 export function streamCutError(eventsSeen: number, cause: string | undefined, ctx: ErrorContext): ModelErrorEvent {
   const how = cause ? `: ${cause}` : "";
+  const terminal = ctx.wire === "chat" ? "no finish_reason" : "no response.completed";
   return error(
     "stream_cut",
     `The response stream from ${ctx.baseURL} ended before the response finished ` +
-      `(${eventsSeen} events, no response.completed${how}). The answer so far is incomplete; send the message again.`,
+      `(${eventsSeen} events, ${terminal}${how}). The answer so far is incomplete; send the message again.`,
     true,
   );
 }
@@ -195,7 +219,15 @@ export function streamCutError(eventsSeen: number, cause: string | undefined, ct
  * API): no event at all arrived and the transport ended cleanly. Retrying the same URL will not help.
  */
 export function notResponsesApiError(ctx: ErrorContext): ModelErrorEvent {
-  const url = `${ctx.baseURL}${ctx.endpoint ?? "/responses"}`;
+  const url = `${ctx.baseURL}${endpointOf(ctx)}`;
+  if (ctx.wire === "chat") {
+    return error(
+      "bad_request",
+      `${url} answered, but not with a Chat Completions event stream (no chunks; an HTTP page or another API?). ` +
+        "Check OPENAI_BASE_URL / settings.baseURL (usually ending in /v1), or set wireApi back to \"responses\".",
+      false,
+    );
+  }
   return error(
     "bad_request",
     `${url} answered, but not with a Responses API event stream (no events; an HTML page or another API?). ` +

@@ -1,13 +1,14 @@
 /**
  * The one module that imports `openai`, lazily, so the CLI starts fast. Streams a Responses API
- * request and turns every outcome into `ModelStreamEvent`s; it never throws from `stream`.
+ * request (or, with `wire: "chat"`, the same request translated to Chat Completions by
+ * chat-request.ts) and turns every outcome into `ModelStreamEvent`s; it never throws from `stream`.
  *
  * Retries are ours, not the SDK's (`maxRetries: 0` there): each wait is announced as a `retry`
  * event and the abort signal cuts it short (docs/adr/0020-own-retries-not-sdk.md). Only failures
  * before the stream starts are retried; once events flowed, a failure is reported, not replayed.
  */
 import type OpenAI from "openai";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import {
   abortedError,
   connectionError,
@@ -27,8 +28,11 @@ import {
   type RetryInput,
   type RetryTuning,
 } from "./retry-policy.ts";
+import { toChatRequest } from "./chat-request.ts";
+import { toResponsesInput } from "./responses-request.ts";
+import { createChatStreamMapper } from "./chat-stream-events.ts";
 import { createStreamMapper } from "./stream-events.ts";
-import type { ModelClient, ModelRequest, ModelStreamEvent } from "./types.ts";
+import type { ModelClient, ModelRequest, ModelStreamEvent, WireApi } from "./types.ts";
 
 type Sdk = typeof import("openai");
 
@@ -45,6 +49,8 @@ export interface OpenAIClientOptions {
   idleTimeoutMs?: number;
   /** The key is a stand-in for a local server (changes the 401 message). */
   keyIsPlaceholder?: boolean;
+  /** `POST /responses` (default) or `POST /chat/completions` (docs/adr/0075-chat-completions-wire.md). */
+  wire?: WireApi;
   retry?: Partial<RetryTuning>;
   /** Waits between retries; injectable so tests need not sleep. Must resolve early on abort. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -98,12 +104,19 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
   };
   const sleep = options.sleep ?? abortableSleep;
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+  const wire: WireApi = options.wire ?? "responses";
   const ctxFor = (model: string, retries = 0): ErrorContext => ({
     baseURL,
     model,
     retries,
     keyIsPlaceholder: options.keyIsPlaceholder ?? false,
+    wire,
   });
+  /** Opens the stream on the configured wire; the SDK throws HTTP and transport failures. */
+  const openStream = (client: OpenAI, request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<unknown>> =>
+    wire === "chat"
+      ? client.chat.completions.create(toChatRequest(request), { signal })
+      : client.responses.create({ ...request, input: toResponsesInput(request.input), stream: true }, { signal });
 
   let loading: Promise<Loaded> | undefined;
   const load = (key: string): Promise<Loaded> =>
@@ -133,7 +146,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
         label: `HTTP ${status}${payload.code ? ` ${payload.code}` : ""}`,
       };
     }
-    const what = error instanceof Error ? error.message : String(error);
+    const what = describeError(error);
     return { retry: {}, report: (retries) => unexpectedError(truncate(what), ctxFor(model, retries)), label: what };
   }
 
@@ -167,7 +180,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
         if (combined.aborted) return yield abortedError();
         let events: AsyncIterable<unknown>;
         try {
-          events = await client.responses.create({ ...request, stream: true }, { signal: combined });
+          events = await openStream(client, request, combined);
         } catch (error) {
           if (combined.aborted) return yield abortedError();
           const failure = classify(error, sdk, request.model);
@@ -199,7 +212,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
     signal: AbortSignal,
     stop: () => void,
   ): AsyncGenerator<ModelStreamEvent> {
-    const mapper = createStreamMapper(ctxFor(model));
+    const mapper = wire === "chat" ? createChatStreamMapper(ctxFor(model)) : createStreamMapper(ctxFor(model));
     let cause: string | undefined;
     let idle = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -236,12 +249,17 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
   }
 
   async function countInputTokens(request: ModelRequest, signal?: AbortSignal): Promise<number> {
+    if (wire === "chat") {
+      throw new ValarmindError(`${baseURL} is used over Chat Completions (wireApi "chat"), which has no endpoint that counts input tokens`, {
+        hint: "Leave out --tokens api: the manifest's exact local counts need no server.",
+      });
+    }
     if (!apiKey) throw new ValarmindError(noApiKeyError().message);
     const { sdk, client } = await load(apiKey);
     const body = {
       model: request.model,
       instructions: request.instructions,
-      input: request.input,
+      input: toResponsesInput(request.input),
       tools: request.tools,
       ...(request.reasoning ? { reasoning: request.reasoning } : {}),
     };

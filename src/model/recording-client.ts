@@ -6,6 +6,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { describeError } from "../errors.ts";
 import { makePrivateDirs, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "./types.ts";
@@ -49,7 +50,7 @@ export function createRecordingClient(inner: ModelClient, file: string): ModelCl
       write({ v: RECORDING_VERSION, method: "countInputTokens", request, result });
       return result;
     } catch (error) {
-      write({ v: RECORDING_VERSION, method: "countInputTokens", request, error: error instanceof Error ? error.message : String(error) });
+      write({ v: RECORDING_VERSION, method: "countInputTokens", request, error: describeError(error) });
       throw error;
     }
   }

@@ -5,7 +5,7 @@
  * throws: a recording that runs out yields a `failed` error naming the file.
  */
 import { readFileSync } from "node:fs";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import { RECORDING_VERSION, type RecordedCall } from "./recording-client.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "./types.ts";
 
@@ -51,7 +51,7 @@ export function readRecording(file: string): RecordedCall[] {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new ValarmindError(`cannot read model recording ${file}: ${error instanceof Error ? error.message : String(error)}`, {
+    throw new ValarmindError(`cannot read model recording ${file}: ${describeError(error)}`, {
       hint: "Record one first with the recording client, or check the path.",
     });
   }

@@ -3,9 +3,20 @@
  * these types. Request bodies are plain data so they can be inspected and recorded unsent.
  */
 
+/**
+ * An image attached to the turn's user message (`@shot.png`, `chat -p --image`), as a base64 data
+ * URL. Inside valarmind a message's text stays a string and its images ride beside it; the wire
+ * turns them into content parts (`input_image` here, `image_url` on the chat wire), see
+ * `responsesInput` and chat-request.ts (docs/adr/0079-agents-md-and-attachments.md).
+ */
+export interface InputImage {
+  image_url: string;
+  detail: "auto";
+}
+
 /** One input item of a Responses API request (the subset valarmind sends). */
 export type InputItem =
-  | { type: "message"; role: "user" | "assistant" | "developer" | "system"; content: string }
+  | { type: "message"; role: "user" | "assistant" | "developer" | "system"; content: string; images?: InputImage[] }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
   | { type: "function_call_output"; call_id: string; output: string };
 
@@ -18,6 +29,13 @@ export interface FunctionToolSpec {
 }
 
 export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
+
+/**
+ * Which HTTP API the client speaks: the Responses API (`POST /responses`, the default) or Chat
+ * Completions (`POST /chat/completions`, for servers without /responses such as llama.cpp).
+ * The ModelRequest is the same either way; the chat wire translates it (chat-request.ts).
+ */
+export type WireApi = "responses" | "chat";
 
 /** A complete Responses API request body, as valarmind builds it (stateless, store:false). */
 export interface ModelRequest {

@@ -38,9 +38,10 @@ import type { RefusedInstructionFile } from "./instruction-files.ts";
 import { MANIFEST_VERSION, type DroppedItem, type Manifest } from "./manifest-schema.ts";
 import { promptText } from "./prompt-text.ts";
 import type { Regions } from "./regions.ts";
+import { comparePrefix, prefixPieces, type PrefixSnapshot } from "./prefix-break.ts";
 import { contentHash, renderPass } from "./render-pass.ts";
 import { toolPiece } from "./request-assembly.ts";
-import type { CurrentTask, InstructionFile, SectionContext } from "./section.ts";
+import type { CurrentTask, FoldAsk, InstructionFile, SectionContext } from "./section.ts";
 import { mainTurnRegions } from "./standard-regions.ts";
 import { countTokensIfReady, loadTokenizer } from "../tokens/tokenizer.ts";
 
@@ -72,6 +73,8 @@ export interface BuildInput {
   task?: CurrentTask;
   /** Summary requests: the turns being folded. */
   evictedTurns?: readonly Turn[];
+  /** Fold requests (`foldRequestRegions`): which of the window's oldest turns to fold. */
+  fold?: FoldAsk;
   /**
    * Folds of window blocks made before this build (the session's fold step), oldest first: the
    * cutoff uses them for the blocks they cover instead of folding those blocks itself.
@@ -81,6 +84,8 @@ export interface BuildInput {
   attention?: readonly string[];
   /** Overrides settings.maxContextTokens (`--budget`). */
   budgetTokens?: number;
+  /** The previous request of the session (its `prefix`), for the manifest's prefix record. */
+  previous?: PrefixSnapshot;
   /** Manifest timestamp (tests). */
   clock?: () => Date;
 }
@@ -90,6 +95,8 @@ export interface BuiltRequest {
   manifest: Manifest;
   /** What the cutoff changed in short-term memory; apply with `ShortTermMemory.apply`. */
   changes: MemoryChanges;
+  /** This request's pieces as sent: the next request of the session is compared with it. */
+  prefix: PrefixSnapshot;
 }
 
 /** What `planRequest` returns: the request, or the fold that must be made before it can be built. */
@@ -121,8 +128,9 @@ export function attentionFor(state: WorkingState | undefined, userText: string |
   return [...files];
 }
 
-export function promptCacheKey(sessionId: string, purpose: Manifest["purpose"]): string {
-  return purpose === "turn" ? `valarmind-${sessionId}` : `valarmind-${sessionId}-${purpose}`;
+/** One key per session: turn and summary (fold) requests share a prefix, so they share the cache. */
+export function promptCacheKey(sessionId: string): string {
+  return `valarmind-${sessionId}`;
 }
 
 function foldMadeFor(input: BuildInput, block: readonly Turn[]): BlockFold | undefined {
@@ -183,6 +191,7 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     git: sources.git,
     task: input.task,
     evictedTurns: input.evictedTurns ?? [],
+    ...(input.fold && { fold: input.fold }),
     toolOutputTokens: input.settings.toolOutputTokens,
     count,
   };
@@ -200,7 +209,7 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     instructions: pass.parts.instructions,
     input: pass.parts.input,
     tools: pass.parts.tools,
-    prompt_cache_key: promptCacheKey(input.sessionId, purpose),
+    prompt_cache_key: promptCacheKey(input.sessionId),
     store: false,
   };
   const reasoning = reasoningFor(input.settings);
@@ -244,5 +253,8 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     cutoff_steps: cut.steps,
     memory_events: [...(memory?.events ?? []), ...cut.workingSetEvents].map((e) => ({ ...e })),
   };
-  return { kind: "request", built: { request, manifest, changes: cut.changes } };
+  const pieces = prefixPieces(pass.pieces);
+  manifest.prefix = comparePrefix(input.previous, pieces, count);
+  const label = purpose === "turn" ? `turn ${input.turn} step ${input.step ?? 1}` : `${purpose} request at turn ${input.turn}`;
+  return { kind: "request", built: { request, manifest, changes: cut.changes, prefix: { label, pieces } } };
 }

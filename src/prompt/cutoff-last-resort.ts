@@ -43,6 +43,11 @@ export function tokensOf(pass: Pass, id: string): number {
   return pass.pieces.find((p) => p.id === id)?.tokens ?? 0;
 }
 
+/** The user's message as text: its words and its attachments (ADR 0079), images aside. */
+function messageTokens(pass: Pass): number {
+  return pass.pieces.filter((p) => p.region === "task" && !p.images).reduce((n, p) => n + p.tokens, 0);
+}
+
 async function step(run: CutoffRun, name: CutoffStep["step"], ctx: SectionContext, detail: () => string): Promise<void> {
   const before = run.pass.total;
   run.ctx = ctx;
@@ -112,14 +117,14 @@ export async function applyLastResort(run: CutoffRun): Promise<void> {
 
   const task = run.ctx.task;
   if (over(run) && task) {
-    const tokens = tokensOf(run.pass, "task:message");
+    const tokens = messageTokens(run.pass);
     const note = promptText("message-cut-note");
     const cap = Math.max(MIN_CUT_TOKENS, capFor(run, tokens) - run.count(note) - 1);
     const cut = shortenHeadTail(task.userText, cap, run.count);
     if (cut.shortened) {
       const userText = `${cut.text}\n${note}`;
       await step(run, "shorten_message", { ...run.ctx, task: { ...task, userText } }, () => `the user's message cut head+tail to ≤${cap} tokens`);
-      run.dropped.push({ id: "task:message", tokens: Math.max(0, tokens - tokensOf(run.pass, "task:message")), reason: "shortened_head_tail", detail: "the user's message alone was over what the budget leaves; its middle was cut (the transcript keeps it whole)" });
+      run.dropped.push({ id: "task:message", tokens: Math.max(0, tokens - messageTokens(run.pass)), reason: "shortened_head_tail", detail: "the user's message alone was over what the budget leaves; its middle was cut (the transcript keeps it whole)" });
     }
   }
 }

@@ -81,7 +81,9 @@ const CUTTABLE_REQUIRED = new Set(["task:message", "evicted_turns"]);
  */
 function floorTokens(pass: Pass): number {
   const fixed = pass.pieces.filter((p) => p.placement === "tools" || (p.required && p.type !== "task_step"));
-  const tokens = fixed.reduce((n, p) => n + (CUTTABLE_REQUIRED.has(p.id) ? Math.min(p.tokens, MIN_CUT_TOKENS * 2) : p.tokens), 0);
+  // The message's text parts (its words, its attachments) are cut as one; its images are not.
+  const cuttable = (p: Pass["pieces"][number]) => CUTTABLE_REQUIRED.has(p.id) || (p.region === "task" && !p.images);
+  const tokens = fixed.reduce((n, p) => n + (cuttable(p) ? Math.min(p.tokens, MIN_CUT_TOKENS * 2) : p.tokens), 0);
   return tokens + (pass.total - pass.itemTokens);
 }
 

@@ -42,7 +42,8 @@ export function dedupePieces(pieces: readonly Piece[]): { pieces: Piece[]; dupli
     return earlier;
   };
   for (const piece of pieces) {
-    if (piece.placement === "tools") {
+    // Tools, and the user's message with its attachments (it is sent as recorded).
+    if (piece.placement === "tools" || piece.group !== undefined) {
       out.push(piece);
       continue;
     }

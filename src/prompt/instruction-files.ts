@@ -8,7 +8,7 @@
 import { realpathSync } from "node:fs";
 import { basename } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import { confinePath, PathEscapeError } from "../tools/confine.ts";
 import { readConfined } from "../tools/confined-file.ts";
 import { looksBinary } from "../tools/read-file.ts";
@@ -55,7 +55,7 @@ export async function readInstructionFiles(paths: WorkspacePaths): Promise<Instr
   try {
     rootReal = realpathSync(paths.root);
   } catch (error) {
-    throw new ValarmindError(`cannot open the workspace ${paths.root}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ValarmindError(`cannot open the workspace ${paths.root}: ${describeError(error)}`);
   }
   const entries = [
     { id: "project_instructions", key: "project", name: basename(paths.instructions) },

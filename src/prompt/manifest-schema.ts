@@ -62,6 +62,22 @@ export const ManifestUsageSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** How this request compares with the previous one of the session (prefix-break.ts). */
+export const ManifestPrefixSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal("first"), Type.Literal("append"), Type.Literal("break")], {
+      description: "append: repeats the previous request's history and adds to it; break: an earlier piece changed; first: nothing to compare with",
+    }),
+    compared_with: Type.String({ minLength: 1 }),
+    reused_tokens: Tokens,
+    predicted_cached_tokens: Tokens,
+    first_changed: Type.Optional(
+      Type.Object({ id: Type.String({ minLength: 1 }), region: Type.String({ minLength: 1 }), previous_id: Type.String({ minLength: 1 }), reason: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const ManifestSchema = Type.Object(
   {
     manifest_version: Type.Literal(MANIFEST_VERSION),
@@ -69,7 +85,7 @@ export const ManifestSchema = Type.Object(
     session: Type.String({ minLength: 1 }),
     turn: Type.Integer({ minimum: 0 }),
     step: Type.Integer({ minimum: 1 }),
-    purpose: Type.Union([Type.Literal("turn"), Type.Literal("summary"), Type.Literal("title")]),
+    purpose: Type.Union([Type.Literal("turn"), Type.Literal("summary")]),
     model: Type.String({ minLength: 1 }),
     budget_tokens: Tokens,
     total_tokens: Tokens,
@@ -83,6 +99,8 @@ export const ManifestSchema = Type.Object(
     memory_events: Type.Array(Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true })),
     /** `POST /responses/input_tokens` for this request (`valarmind prompt --tokens api`). */
     api_input_tokens: Type.Optional(Tokens),
+    /** The prefix this request shares with the previous request of the session, and the first piece that differs. */
+    prefix: Type.Optional(ManifestPrefixSchema),
     /** Filled in after the call from the API's usage. */
     usage: Type.Optional(ManifestUsageSchema),
   },
@@ -93,4 +111,5 @@ export type Manifest = Static<typeof ManifestSchema>;
 export type ManifestItem = Static<typeof ManifestItemSchema>;
 export type DroppedItem = Static<typeof DroppedItemSchema>;
 export type CutoffStep = Static<typeof CutoffStepSchema>;
+export type ManifestPrefix = Static<typeof ManifestPrefixSchema>;
 export type CutoffStepName = CutoffStep["step"];

@@ -1,6 +1,6 @@
 /**
- * Manifest files: `.valarmind/sessions/<session-id>/manifests/<turn>-<step>.json` (summary and
- * title requests add `-summary` / `-title`). Validated against manifest-schema.ts on every write
+ * Manifest files: `.valarmind/sessions/<session-id>/manifests/<turn>-<step>.json` (summary
+ * requests add `-summary`). Validated against manifest-schema.ts on every write
  * and read; written atomically; never overwritten (a rebuilt step gets `-2`, `-3`, ...). Item ids
  * and details can quote file names and text, so every string is redacted before it is written.
  *
@@ -13,7 +13,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ErrorObject } from "ajv";
 import { makePrivateDirs } from "../config/valarmind-dir.ts";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import type { Usage } from "../model/types.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "../state/atomic-write.ts";
@@ -65,7 +65,7 @@ export async function readManifest(path: string): Promise<Manifest> {
   try {
     value = JSON.parse(await readFile(path, "utf8"));
   } catch (error) {
-    throw new ValarmindError(`${path}: cannot read the manifest (${error instanceof Error ? error.message : String(error)})`, {
+    throw new ValarmindError(`${path}: cannot read the manifest (${describeError(error)})`, {
       hint: "Manifests are written by valarmind; delete a damaged one, it only describes a past call.",
     });
   }

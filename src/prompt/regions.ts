@@ -1,7 +1,7 @@
 /**
  * Regions (seed 003): named, ordered groups of sections. Immutable: every operation returns a
- * new `Regions`, so the main turn, a summary request and a title request each derive exactly the
- * regions they need from one definition without affecting each other.
+ * new `Regions`, so the main turn and a summary request each derive exactly the regions they
+ * need from one definition without affecting each other.
  *
  *   const main = mainTurnRegions();                               // standard-regions.ts
  *   const slim = main.withoutRegions(["working_set"]);

@@ -111,6 +111,6 @@ function stablePrefixTokens(pieces: readonly RenderedPiece[], parts: AssembledPa
 }
 
 export function contentHash(piece: Piece): string {
-  const content = piece.items ? JSON.stringify(piece.items) : (piece.text ?? "");
+  const content = piece.items ? JSON.stringify(piece.items) : (piece.text ?? "") + (piece.images ?? []).map((image) => image.image_url).join("\n");
   return createHash("sha256").update(content).digest("hex").slice(0, 16);
 }

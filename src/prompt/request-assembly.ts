@@ -8,7 +8,8 @@
  * instructions, and the reply primer. That is estimated with fixed, documented constants
  * (docs/prompt-builder.md, "Token accounting"); `--tokens api` and the API's usage give the truth.
  */
-import type { FunctionToolSpec, InputItem, ModelRequest } from "../model/types.ts";
+import type { FunctionToolSpec, InputImage, InputItem, ModelRequest } from "../model/types.ts";
+import { imageTokens } from "./images.ts";
 import type { Piece } from "./section.ts";
 
 /** Tokens the API adds around each input item (role/type markers). */
@@ -42,7 +43,7 @@ export function toolText(spec: FunctionToolSpec): string {
 export function itemTokens(item: InputItem, count: Count): number {
   switch (item.type) {
     case "message":
-      return count(item.content);
+      return count(item.content) + imagesTokens(item.images);
     case "function_call":
       return count(item.name) + count(item.arguments);
     case "function_call_output":
@@ -50,9 +51,14 @@ export function itemTokens(item: InputItem, count: Count): number {
   }
 }
 
+/** Images have no text to count: each is estimated from its size (images.ts). */
+function imagesTokens(images: readonly InputImage[] | undefined): number {
+  return (images ?? []).reduce((n, image) => n + imageTokens(image), 0);
+}
+
 export function pieceTokens(piece: Piece, count: Count): number {
   if (piece.items) return piece.items.reduce((n, item) => n + itemTokens(item, count), 0);
-  return count(piece.text ?? "");
+  return count(piece.text ?? "") + imagesTokens(piece.images);
 }
 
 /** The order the API reads a request in (and caches its prefix): tools, instructions, input. */
@@ -72,14 +78,14 @@ export interface AssembledParts {
   itemsOf: Map<string, number>;
 }
 
-/** Joins instruction pieces, merges contiguous same-role message pieces, passes items through. */
+/** Joins instruction pieces, merges contiguous message pieces of one role and group, passes items through. */
 export function assembleParts(pieces: readonly Piece[], tools: readonly FunctionToolSpec[]): AssembledParts {
   let instructions = "";
   const input: InputItem[] = [];
   const itemsOf = new Map<string, number>();
-  let open: { role: "developer" | "user"; content: string } | undefined;
+  let open: { role: "developer" | "user"; group: string | undefined; content: string; images: InputImage[] } | undefined;
   const flush = () => {
-    if (open) input.push({ type: "message", role: open.role, content: open.content });
+    if (open) input.push({ type: "message", role: open.role, content: open.content, ...(open.images.length > 0 && { images: open.images }) });
     open = undefined;
   };
   for (const piece of pieces) {
@@ -90,14 +96,15 @@ export function assembleParts(pieces: readonly Piece[], tools: readonly Function
     }
     if (piece.placement === "message") {
       const role = piece.role ?? "user";
-      if (open?.role !== role) {
+      if (open?.role !== role || open.group !== piece.group) {
         flush();
-        open = { role, content: "" };
+        open = { role, group: piece.group, content: "", images: [] };
         itemsOf.set(piece.id, 1);
       } else {
         itemsOf.set(piece.id, 0);
       }
       open.content += piece.text ?? "";
+      open.images.push(...(piece.images ?? []));
       continue;
     }
     flush();

@@ -9,7 +9,7 @@
  * "Trust boundaries"). Rendering "" or [] means "absent this turn";
  * a section that throws is skipped and recorded in the manifest (unless it is `required`).
  */
-import type { InputItem } from "../model/types.ts";
+import type { InputImage, InputItem } from "../model/types.ts";
 import type { TouchedEntity } from "../memory/touched.ts";
 import type { RollingSummary } from "../memory/summary.ts";
 import type { Turn, TurnItem } from "../memory/turn.ts";
@@ -21,6 +21,8 @@ import type { GitInfo } from "./git-info.ts";
 export type ItemType =
   | "tool"
   | "core_rules"
+  | "user_instructions"
+  | "agents_instructions"
   | "project_instructions"
   | "personal_preferences"
   | "summary"
@@ -29,9 +31,11 @@ export type ItemType =
   | "volatile_context"
   | "working_set_item"
   | "current_task"
+  | "attachment"
   | "task_step"
   | "instructions"
-  | "evicted_turns";
+  | "evicted_turns"
+  | "fold_request";
 
 export type ItemFormat = "json" | "markdown" | "text" | "toon" | "items";
 
@@ -50,6 +54,14 @@ export interface Piece {
   placement: Placement;
   /** For `message`: always "user" (data, not instructions); contiguous message pieces share a message. */
   role?: "user";
+  /**
+   * For `message`: contiguous pieces share a message only when they share a group too. The
+   * current turn's message and its attachments are one group ("task"), never merged with the
+   * data messages around them and never deduplicated: they are the message as recorded.
+   */
+  group?: string;
+  /** For `message`: images sent with the message (the turn's attached images), after its text. */
+  images?: InputImage[];
   /** For `instructions` and `message`: the text, ending in "\n" so pieces join without merging tokens. */
   text?: string;
   /** For `items`. */
@@ -65,9 +77,15 @@ export interface Piece {
 }
 
 export interface InstructionFile {
-  /** Workspace-relative path, shown in the prompt and the manifest. */
+  /** Workspace-relative path (the user's own file: its path with ~ for the home directory), shown in the prompt and the manifest. */
   path: string;
   text: string;
+}
+
+/** An image attached to the turn: where it came from (workspace-relative, or as given to --image) and the image. */
+export interface AttachedImage {
+  path: string;
+  image: InputImage;
 }
 
 /** The turn being answered: the user's message and, during the tool loop, the steps so far. */
@@ -75,6 +93,8 @@ export interface CurrentTask {
   userText: string;
   /** Steps of this turn so far, with full tool outputs (capped by toolOutputTokens). */
   items: readonly TurnItem[];
+  /** Images attached to the message: sent with this turn's requests only (the text keeps a note of each). */
+  images?: readonly AttachedImage[];
 }
 
 export interface SectionContext {
@@ -84,11 +104,15 @@ export interface SectionContext {
   /** Time the turn started: volatile sections only (the stable part never carries a timestamp). */
   now: Date;
   coreRules: string;
+  /** The user's own AGENTS.md ($XDG_CONFIG_HOME/valarmind/AGENTS.md). */
+  userInstructions?: InstructionFile;
+  /** AGENTS.md (or CLAUDE.md where a directory has none) from the workspace root down to the current directory. */
+  agentsInstructions?: readonly InstructionFile[];
   project: InstructionFile | undefined;
   personal: InstructionFile | undefined;
   summary: RollingSummary | undefined;
   turns: readonly Turn[];
-  /** The window's block size: turns settle into the stable prefix a block at a time. */
+  /** The window's block size (the cutoff folds a block at a time). */
   windowBlockTurns: number;
   state: WorkingState | undefined;
   /** The state as the cached part of the prompt shows it; `state` minus this is sent as changes. */
@@ -105,10 +129,21 @@ export interface SectionContext {
   task: CurrentTask | undefined;
   /** For summary requests: the turns being folded. */
   evictedTurns: readonly Turn[];
+  /** For fold requests (riding the main request's cache): the oldest window turns to fold, and why now. */
+  fold?: FoldAsk;
   /** Token cap of one function output in the prompt (the cutoff lowers it). */
   toolOutputTokens: number;
   /** Exact o200k count (the tokenizer is loaded before sections render). */
   count: (text: string) => number;
+}
+
+/** What a fold request asks: fold the window's first `count` turns (`first`–`last`). */
+export interface FoldAsk {
+  first: number;
+  last: number;
+  count: number;
+  /** The cost reasoning behind the fold (fold-economics.ts), one line. */
+  economics?: string;
 }
 
 export type SectionOutput = string | Piece[];
@@ -135,6 +170,8 @@ export interface Section {
  */
 export const PROMPT_TAGS = [
   "core_rules",
+  "user_instructions",
+  "agents_instructions",
   "project_instructions",
   "personal_preferences",
   "conversation_summary",
@@ -144,8 +181,10 @@ export const PROMPT_TAGS = [
   "volatile_context",
   "summary_rules",
   "promotion_rules",
-  "title_rules",
   "turns_to_fold",
+  "fold_request",
+  "piped_input",
+  "attachment",
   "promote",
 ] as const;
 

@@ -1,7 +1,7 @@
 /**
- * The two side requests besides the main turn, built by the same builder with only the regions
- * they need: a summary request (summary rules, the previous summary, the evicted turns) for a
- * model-backed `Summarizer`, and a title request (title rules, the first message).
+ * The side request besides the main turn, built by the same builder with only the regions it
+ * needs: a summary request (summary rules, the previous summary, the evicted turns) for a
+ * model-backed `Summarizer`.
  *
  *   const built = await buildSummaryRequest({ settings, sessionId, turn, previous, evictedTurns });
  *   // stream built.request; the reply text is the new summary.
@@ -9,7 +9,7 @@
 import type { RollingSummary } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import { buildRequest, type BuildSettings, type BuiltRequest } from "./builder.ts";
-import { summaryRequestRegions, titleRequestRegions } from "./standard-regions.ts";
+import { summaryRequestRegions } from "./standard-regions.ts";
 
 export interface SummaryRequestInput {
   settings: BuildSettings;
@@ -30,25 +30,6 @@ export function buildSummaryRequest(input: SummaryRequestInput): Promise<BuiltRe
     regions: summaryRequestRegions(),
     memory: { summary: input.previous, turns: [], workingSet: [], overflowPolicy: "fifo", touchedFiles: [], touchedSymbols: [], events: [] },
     evictedTurns: input.evictedTurns,
-    ...(input.clock && { clock: input.clock }),
-  });
-}
-
-export interface TitleRequestInput {
-  settings: BuildSettings;
-  sessionId: string;
-  firstMessage: string;
-  clock?: () => Date;
-}
-
-export function buildTitleRequest(input: TitleRequestInput): Promise<BuiltRequest> {
-  return buildRequest({
-    settings: input.settings,
-    sessionId: input.sessionId,
-    turn: 1,
-    purpose: "title",
-    regions: titleRequestRegions(),
-    task: { userText: input.firstMessage, items: [] },
     ...(input.clock && { clock: input.clock }),
   });
 }

@@ -1,25 +1,30 @@
 /**
- * The region sets valarmind uses. The main turn follows the cache-aware order (ARCHITECTURE.md):
- * stable first — core rules, VALARMIND.md, VALARMIND.local.md, rolling summary, the window's
- * settled blocks — then what changes — working state, working set, the turns since the last
- * block boundary, volatile context (time, git, touched files), the current task. Splitting the
- * window at its block boundary keeps a new turn from invalidating state and working set every
- * turn (docs/adr/0011-split-window-at-block-boundary.md). The summary and title requests take only
- * what they need (seed 003's `withOnlyRegions`).
+ * The region sets valarmind uses. The main turn is append-only between folds (issue 12,
+ * docs/adr/0074-cache-aware-memory.md): core rules, VALARMIND.md, VALARMIND.local.md, the rolling
+ * summary, the state snapshot and the working set (all three change only at a fold), the window's
+ * turns (each fixed when it entered), then the user's message; after it what changes per turn —
+ * state changes, volatile context (time, git, touched files), taken once per turn — and last the
+ * turn's steps. Request n+1 thus repeats request n up to and including n's message.
+ *
+ * A fold request (`foldRequestRegions`) is the main request without the turn: the same tools,
+ * instructions, summary, state, working set and window, and a closing `fold_request` message asking for the
+ * summary of the oldest turns — so it is nearly all cached. The separate summary request
+ * (`summaryRequestRegions`: summary rules, the previous summary and the evicted turns as a
+ * transcript) remains for what does not fit that way.
  */
 import type { Turn } from "../memory/turn.ts";
 import { promptText } from "./prompt-text.ts";
 import { Regions } from "./regions.ts";
 import { tagged, taggedOwnText, type Section } from "./section.ts";
-import { conversationSection, recentTurnsSection, summarySection } from "./sections/conversation.ts";
-import { currentTaskSection } from "./sections/current-task.ts";
+import { conversationSection, summarySection } from "./sections/conversation.ts";
+import { currentStepsSection, currentTaskSection } from "./sections/current-task.ts";
 import { coreRulesSection, personalPreferencesSection, projectInstructionsSection } from "./sections/instructions.ts";
 import { volatileContextSection } from "./sections/volatile-context.ts";
 import { workingSetSection } from "./sections/working-set.ts";
 import { stateChangesSection, workingStateSection } from "./sections/working-state.ts";
 import { toolTarget } from "../memory/summary.ts";
 
-export const MAIN_TURN_ORDER = ["core", "project", "personal", "summary", "conversation", "state", "working_set", "recent", "state_changes", "context", "task"] as const;
+export const MAIN_TURN_ORDER = ["core", "project", "personal", "summary", "state", "working_set", "conversation", "task", "state_changes", "context", "steps"] as const;
 
 export function mainTurnRegions(): Regions {
   return Regions.empty()
@@ -27,13 +32,62 @@ export function mainTurnRegions(): Regions {
     .withRegion("project", projectInstructionsSection)
     .withRegion("personal", personalPreferencesSection)
     .withRegion("summary", summarySection)
-    .withRegion("conversation", conversationSection)
     .withRegion("state", workingStateSection)
     .withRegion("working_set", workingSetSection)
-    .withRegion("recent", recentTurnsSection)
+    .withRegion("conversation", conversationSection)
+    .withRegion("task", currentTaskSection)
     .withRegion("state_changes", stateChangesSection)
     .withRegion("context", volatileContextSection)
-    .withRegion("task", currentTaskSection);
+    .withRegion("steps", currentStepsSection);
+}
+
+/** The fold request's closing message: which turns to fold, the summary and promotion rules. */
+const foldRequestSection: Section = {
+  id: "fold_request",
+  region: "fold",
+  stable: false,
+  required: true,
+  placement: "message",
+  role: "user",
+  type: "fold_request",
+  format: "text",
+  reason: "fold_request",
+  render: (ctx) => {
+    const fold = ctx.fold;
+    if (!fold) return "";
+    const attrs = `turns="${fold.first}–${fold.last}" count="${fold.count}"`;
+    const body = [
+      `Fold the first ${fold.count} turn${fold.count === 1 ? "" : "s"} of the conversation above (turns ${fold.first}–${fold.last}) into the conversation summary. Do not call tools and do not continue the conversation: answer with the new summary only.`,
+      fold.economics ? `(Why now: ${fold.economics}.)` : "",
+      promptText("summary-rules"),
+      promptText("promotion-rules"),
+      promptText("summary-task"),
+    ].filter((part) => part !== "");
+    return [
+      {
+        id: "fold_request",
+        type: "fold_request",
+        format: "text",
+        reason: "fold_request",
+        detail: `fold turns ${fold.first}–${fold.last} into the summary${fold.economics ? `: ${fold.economics}` : ""}`,
+        placement: "message",
+        role: "user",
+        text: `<fold_request ${attrs}>\n${body.join("\n\n")}\n</fold_request>`,
+      },
+    ];
+  },
+};
+
+/** Tokens of a fold request's own message (its rules and task), for the fold economics. */
+export function foldMessageTokens(count: (text: string) => number): number {
+  return count([promptText("summary-rules"), promptText("promotion-rules"), promptText("summary-task")].join("\n\n")) + 60;
+}
+
+/** A fold request: the main request's prefix (tools, instructions, summary, state, window) and the fold message. */
+export function foldRequestRegions(): Regions {
+  return mainTurnRegions()
+    .withRegion("fold", foldRequestSection)
+    .withOnlyRegions(["core", "project", "personal", "summary", "state", "working_set", "conversation", "fold"]);
 }
 
 /** Evicted turns as a plain transcript: the summarizer reads them, it does not continue them. */
@@ -90,24 +144,4 @@ export function summaryRequestRegions(): Regions {
     .withRegion("evicted", evictedTurnsSection)
     .withOnlyRegions(["summary_rules", "summary", "evicted"])
     .withRegionalOrder(["summary_rules", "summary", "evicted"]);
-}
-
-const titleRulesSection: Section = {
-  id: "title_rules",
-  region: "title_rules",
-  stable: true,
-  required: true,
-  placement: "instructions",
-  type: "instructions",
-  format: "markdown",
-  reason: "title_request",
-  render: () => taggedOwnText("title_rules", promptText("title-rules")),
-};
-
-/** A title request sees the title rules and the first user message. */
-export function titleRequestRegions(): Regions {
-  return mainTurnRegions()
-    .withRegion("title_rules", titleRulesSection)
-    .withOnlyRegions(["title_rules", "task"])
-    .withRegionalOrder(["title_rules", "task"]);
 }

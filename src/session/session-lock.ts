@@ -9,7 +9,7 @@ import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { acquireLock, type HeldLock } from "../state/lock.ts";
 import { readLockOwner } from "../state/lock-owner.ts";
-import { UsageError } from "../errors.ts";
+import { describeError, UsageError } from "../errors.ts";
 
 /** What to do when the session is in use. `waitMs: 0` forks at once (the REPL). */
 export interface BusySessionPolicy {
@@ -99,6 +99,6 @@ export async function releaseSessionLock(lock: HeldLock | undefined): Promise<st
     await lock.release();
     return undefined;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return describeError(error);
   }
 }

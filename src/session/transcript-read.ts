@@ -4,12 +4,15 @@
  * `damaged` (the writer sets it aside in `<transcript>.damaged.jsonl` and tells the user once);
  * a torn last line is `tornTail` (ADR 0013); turns two processes wrote at once are renumbered
  * (turn-order.ts). Only a file without a session header cannot be read: UnreadableTranscriptError,
- * which still carries the valid records so they can be carried into a fresh session.
+ * which still carries the valid records so they can be carried into a fresh session. Records of an
+ * older version are migrated in memory (transcript-migrations.ts, ADR 0078), never rewritten; a
+ * record of a newer version is refused as a usage error naming the file.
  */
 import { readFileSync } from "node:fs";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { UsageError, ValarmindError } from "../errors.ts";
+import { describeError, UsageError, ValarmindError } from "../errors.ts";
 import { TRANSCRIPT_VERSION, TranscriptRecordSchema, type SessionHeader, type TranscriptRecord } from "./transcript-schema.ts";
+import { migrateRecord, TRANSCRIPT_MIGRATIONS, type TranscriptMigration } from "./transcript-migrations.ts";
 import { orderTurns, type Renumbering } from "./turn-order.ts";
 
 export const checkRecord = TypeCompiler.Compile(TranscriptRecordSchema);
@@ -25,6 +28,11 @@ export interface DamagedLine {
 
 export interface ReadSessionResult {
   header: SessionHeader;
+  /**
+   * The format version the file was written in (its header's `v` on disk). Below
+   * TRANSCRIPT_VERSION the records were migrated for this read and the file must not be appended to.
+   */
+  version: number;
   /** Every valid record after the header, in file order (repeated turns renumbered). */
   records: TranscriptRecord[];
   /** Text of an incomplete last line, if the writer died mid-line. */
@@ -50,44 +58,65 @@ export class UnreadableTranscriptError extends ValarmindError {
   }
 }
 
-type Parsed = { record: TranscriptRecord } | { reason: string };
+/** A record as read: `version` is its `v` on disk, before any migration. */
+type Parsed = { record: TranscriptRecord; version: number } | { reason: string };
 
-function parseLine(file: string, lineNo: number, line: string): Parsed {
+/**
+ * One parsed line, migrated to the current version and checked. A newer record is a usage error;
+ * what cannot be migrated or fails the schema is a reason (a damaged line).
+ */
+export function checkParsedRecord(file: string, lineNo: number, value: unknown, migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS): Parsed {
+  const migration = migrateRecord(value, migrations);
+  if (migration.kind === "newer") {
+    throw new UsageError(`${file}:${lineNo}: record version ${migration.version} is newer than this valarmind understands (${TRANSCRIPT_VERSION}); the session was written by a newer valarmind`, {
+      hint: "Upgrade valarmind to continue this session, or start a new one ('valarmind chat' without --continue); the file is left untouched.",
+    });
+  }
+  if (migration.kind === "unmigratable") return { reason: migration.reason };
+  const candidate = migration.kind === "migrated" ? migration.record : migration.value;
+  if (!checkRecord.Check(candidate)) {
+    const first = checkRecord.Errors(candidate).First();
+    const from = migration.kind === "migrated" ? ` (migrated from version ${migration.from})` : "";
+    return { reason: `invalid transcript record${from}: ${first ? `${first.path || "/"} ${first.message}` : "does not match the transcript schema"}` };
+  }
+  return { record: candidate, version: migration.kind === "migrated" ? migration.from : candidate.v };
+}
+
+function parseLine(file: string, lineNo: number, line: string, migrations: readonly TranscriptMigration[]): Parsed {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch (error) {
-    return { reason: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+    return { reason: `not valid JSON (${describeError(error)})` };
   }
-  if (typeof value === "object" && value !== null && "v" in value && typeof value.v === "number" && value.v > TRANSCRIPT_VERSION) {
-    throw new UsageError(`${file}:${lineNo}: record version ${value.v} is newer than this valarmind understands (${TRANSCRIPT_VERSION})`, {
-      hint: "Upgrade valarmind to read this session.",
-    });
-  }
-  if (!checkRecord.Check(value)) {
-    const first = checkRecord.Errors(value).First();
-    return { reason: `invalid transcript record: ${first ? `${first.path || "/"} ${first.message}` : "does not match the transcript schema"}` };
-  }
-  return { record: value };
+  return checkParsedRecord(file, lineNo, value, migrations);
 }
 
-/** Reads and validates a whole transcript, skipping damaged lines (see the module comment). */
-export function readSession(file: string): ReadSessionResult {
+/**
+ * Reads, migrates and validates a whole transcript, skipping damaged lines (see the module
+ * comment). Never writes. `migrations` is for tests; valarmind reads with TRANSCRIPT_MIGRATIONS.
+ */
+export function readSession(file: string, migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS): ReadSessionResult {
   const lines = readFileSync(file, "utf8").split("\n");
   // A file that ends with "\n" splits into a trailing "": then the last line is complete.
   const last = lines.pop() ?? "";
   const valid: TranscriptRecord[] = [];
   const damaged: DamagedLine[] = [];
+  let firstVersion: number | undefined;
+  const keep = (parsed: { record: TranscriptRecord; version: number }) => {
+    firstVersion ??= parsed.version;
+    valid.push(parsed.record);
+  };
   lines.forEach((line, index) => {
     if (line.trim() === "") return;
-    const parsed = parseLine(file, index + 1, line);
-    if ("record" in parsed) valid.push(parsed.record);
+    const parsed = parseLine(file, index + 1, line, migrations);
+    if ("record" in parsed) keep(parsed);
     else damaged.push({ line: index + 1, text: line, reason: parsed.reason });
   });
   let tornTail: string | undefined;
   if (last !== "") {
-    const parsed = parseLine(file, lines.length + 1, last);
-    if ("record" in parsed) valid.push(parsed.record);
+    const parsed = parseLine(file, lines.length + 1, last, migrations);
+    if ("record" in parsed) keep(parsed);
     else tornTail = last;
   }
   const [header, ...rest] = valid;
@@ -96,5 +125,5 @@ export function readSession(file: string): ReadSessionResult {
     const why = lines.length === 0 && last === "" ? "the transcript is empty (0 bytes)" : "the transcript has no session header (its first line is damaged or missing)";
     throw new UnreadableTranscriptError(file, why, ordered.records);
   }
-  return { header, records: ordered.records, tornTail, damaged, renumbered: ordered.renumbered };
+  return { header, version: firstVersion ?? TRANSCRIPT_VERSION, records: ordered.records, tornTail, damaged, renumbered: ordered.renumbered };
 }

@@ -88,7 +88,7 @@ export const SummaryRecordSchema = record("summary", {
   text: Type.String(),
   tokens: Type.Optional(Tokens),
   summarizer: Type.String({ minLength: 1 }),
-  reason: Type.Union([Type.Literal("window_full"), Type.Literal("budget")]),
+  reason: Type.Union([Type.Literal("window_full"), Type.Literal("budget"), Type.Literal("cost")]),
 });
 
 export const WorkingSetItemSchema = Type.Object(

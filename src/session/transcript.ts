@@ -12,7 +12,9 @@
  *
  * A torn last line (a crash mid-write) is tolerated: readers report it as `tornTail`, and
  * `openSession` truncates it and keeps its text in a `note` record, so nothing is lost; damaged
- * lines in the middle are skipped and set aside (transcript-read.ts, damaged-lines.ts). Secrets
+ * lines in the middle are skipped and set aside (transcript-read.ts, damaged-lines.ts). A transcript
+ * of an older format is read migrated (transcript-migrations.ts) but never appended to:
+ * `openSession` refuses it with OlderTranscriptError before writing anything (ADR 0078). Secrets
  * never reach disk: every record is passed through redactSecretsInJson (src/secrets/) before it is
  * written; the records handed back to the caller, and so the live session, are not. The file is
  * created 0600 inside the private `.valarmind/` (ensureValarmindDir).
@@ -26,7 +28,8 @@ import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../config/valarmind-dir.t
 import { UsageError, ValarmindError } from "../errors.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { TRANSCRIPT_VERSION, type NewRecord, type SessionHeader, type TranscriptRecord } from "./transcript-schema.ts";
-import { checkRecord, readSession, type ReadSessionResult } from "./transcript-read.ts";
+import { checkParsedRecord, checkRecord, readSession, type ReadSessionResult } from "./transcript-read.ts";
+import { TRANSCRIPT_MIGRATIONS, type TranscriptMigration } from "./transcript-migrations.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 import { setAsideDamage } from "./damaged-lines.ts";
@@ -92,15 +95,15 @@ export function latestSession(paths: WorkspacePaths): SessionRef | undefined {
   return tied.reduce((best, ref) => (startedAt(ref) > startedAt(best) ? ref : best));
 }
 
-/** The first line of a transcript, parsed; undefined if it is not a session header. */
+/** The first line of a transcript, parsed and migrated; undefined if it is not a session header. */
 function readSessionHeader(file: string): SessionHeader | undefined {
   const fd = openSync(file, "r");
   try {
     const buffer = Buffer.alloc(4096);
     const n = readSync(fd, buffer, 0, buffer.length, 0);
     const line = buffer.subarray(0, n).toString("utf8").split("\n")[0] ?? "";
-    const value: unknown = JSON.parse(line);
-    return checkRecord.Check(value) && value.kind === "session" ? value : undefined;
+    const parsed = checkParsedRecord(file, 1, JSON.parse(line));
+    return "record" in parsed && parsed.record.kind === "session" ? parsed.record : undefined;
   } finally {
     closeSync(fd);
   }
@@ -211,17 +214,37 @@ export function createSession(paths: WorkspacePaths, meta: SessionMeta): Session
 }
 
 /**
+ * A transcript written in an older format: it can be read (migrated in memory, `read`) but not
+ * appended to, since one file would then mix two formats. The caller continues it in a new
+ * session in the current format and leaves this file as it is (ADR 0078).
+ */
+export class OlderTranscriptError extends ValarmindError {
+  constructor(
+    readonly file: string,
+    readonly read: ReadSessionResult,
+  ) {
+    super(`${file} was written by an older valarmind (transcript version ${read.version}; this one writes ${TRANSCRIPT_VERSION}); it is read migrated but never appended to`, {
+      hint: "Continue it with 'valarmind chat --resume ID': the conversation goes on in a new session in the current format, and this file is kept unchanged.",
+    });
+    this.name = "OlderTranscriptError";
+  }
+}
+
+/**
  * Opens an existing session for appending and returns what it holds; call it holding the
  * session's lock (session-lock.ts), since it may change the file. A torn last line is cut off
  * the file and kept, verbatim, in a `note` record; damaged lines in the middle are skipped and
  * kept verbatim in `<transcript>.damaged.jsonl` (`newlyDamaged`: those not set aside before).
+ * A transcript of an older format throws OlderTranscriptError before anything is written.
  */
 export function openSession(
   paths: WorkspacePaths,
   idOrRef: string | SessionRef,
+  migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS,
 ): { session: SessionTranscript; read: ReadSessionResult; newlyDamaged: DamagedLine[] } {
   const ref = typeof idOrRef === "string" ? findSession(paths, idOrRef) : idOrRef;
-  const read = readSession(ref.file);
+  const read = readSession(ref.file, migrations);
+  if (read.version < TRANSCRIPT_VERSION) throw new OlderTranscriptError(ref.file, read);
   if (read.tornTail !== undefined) {
     truncateSync(ref.file, statSync(ref.file).size - Buffer.byteLength(read.tornTail, "utf8"));
   }

@@ -3,7 +3,7 @@
  * hostname, so a later writer can tell a lock left by a killed process (a pid on this host that no
  * longer exists) from a live one and take it over at once instead of waiting for it to go stale.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
@@ -69,4 +69,40 @@ export function takeOverDeadLock(lockPath: string): LockOwner | undefined {
   }
   rmSync(aside, { recursive: true, force: true });
   return owner;
+}
+
+/** Milliseconds since the lock at `path` was last refreshed (its directory's mtime); undefined when there is none. */
+function lockAgeMs(path: string, now: number): number | undefined {
+  try {
+    return now - statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes a lock not refreshed for `staleMs` by the clock `now` (its holder stalled or is gone),
+ * the way proper-lockfile would, but judged here so that the clock can be injected. Moved aside
+ * first like a dead lock; put back if what was moved is fresh (replaced in between).
+ */
+export function takeOverStaleLock(lockPath: string, staleMs: number, now: () => number): boolean {
+  const age = lockAgeMs(lockPath, now());
+  if (age === undefined || age <= staleMs) return false;
+  const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  try {
+    renameSync(lockPath, aside);
+  } catch {
+    return false; // another writer took it over first
+  }
+  const movedAge = lockAgeMs(aside, now());
+  if (movedAge === undefined || movedAge <= staleMs) {
+    try {
+      renameSync(aside, lockPath);
+    } catch {
+      // the fresh holder's lock is gone; its onCompromised check stops it from writing
+    }
+    return false;
+  }
+  rmSync(aside, { recursive: true, force: true });
+  return true;
 }

@@ -2,20 +2,22 @@
  * The inter-process lock around every write of state.json (proper-lockfile: an atomic `mkdir` of
  * `state.json.lock`, refreshed while held). The holder records its pid and hostname inside it
  * (lock-owner.ts): a lock whose holder on this host has died is taken over at once; any other
- * lock only once stale (unrefreshed for `staleMs`). Loaded lazily: reads never lock. The lock
- * directory is made 0700 like the rest of `.valarmind/`.
+ * lock only once stale (unrefreshed for `staleMs` by the `now` clock, which tests can move forward).
+ * Loaded lazily: reads never lock. The lock directory is made 0700 like the rest of `.valarmind/`.
  */
 import nodeFs from "node:fs";
 import { PRIVATE_DIR_MODE } from "../config/valarmind-dir.ts";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import { trace } from "../trace.ts";
-import { takeOverDeadLock, writeLockOwner } from "./lock-owner.ts";
+import { takeOverDeadLock, takeOverStaleLock, writeLockOwner } from "./lock-owner.ts";
 
 export interface LockOptions {
   /** A lock not refreshed for this long is considered abandoned (proper-lockfile's minimum is 2000). */
   staleMs?: number;
   /** How long to wait for another process before giving up. */
   waitMs?: number;
+  /** The clock staleness is judged by (ms since the epoch): tests move it forward instead of waiting. */
+  now?: () => number;
 }
 
 export interface HeldLock {
@@ -51,6 +53,7 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
   const { default: lockfile } = await import("proper-lockfile");
   const staleMs = options.staleMs ?? 5_000;
   const waitMs = options.waitMs ?? 15_000;
+  const now = options.now ?? Date.now;
   const maxTimeout = 50;
   const lockPath = `${target}.lock`;
   let lost: Error | undefined;
@@ -61,6 +64,7 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
     for (let attempt = 0; release === undefined; attempt++) {
       const dead = takeOverDeadLock(lockPath);
       if (dead) trace(`state lock: took over ${lockPath} from pid ${dead.pid}, which no longer exists`);
+      else if (takeOverStaleLock(lockPath, staleMs, now)) trace(`state lock: took over ${lockPath}, not refreshed for over ${staleMs} ms`);
       try {
         release = await lockfile.lock(target, {
           realpath: false,
@@ -85,7 +89,7 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
         cause: error,
       });
     }
-    throw new ValarmindError(`could not lock ${target}: ${error instanceof Error ? error.message : String(error)}`, {
+    throw new ValarmindError(`could not lock ${target}: ${describeError(error)}`, {
       cause: error,
     });
   }

@@ -16,7 +16,7 @@ import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir } from "../config/valarmind-dir.ts";
-import { UsageError, ValarmindError } from "../errors.ts";
+import { describeError, UsageError, ValarmindError } from "../errors.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { acquireLock, type LockOptions } from "./lock.ts";
@@ -177,7 +177,7 @@ export class StateStore {
       raw = await readFile(file, "utf8");
     } catch (error) {
       if ((error as { code?: unknown }).code === "ENOENT") return { kind: "missing" };
-      throw new ValarmindError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`, {
+      throw new ValarmindError(`cannot read ${file}: ${describeError(error)}`, {
         hint: "Check the file's permissions.",
         cause: error,
       });
@@ -187,7 +187,7 @@ export class StateStore {
       // Editors on Windows may add a byte-order mark; it is not part of the JSON.
       parsed = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
     } catch (error) {
-      return { kind: "bad", raw, reason: `not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+      return { kind: "bad", raw, reason: `not valid JSON (${describeError(error)})` };
     }
     const surrogates = replaceLoneSurrogates(parsed);
     parsed = surrogates.value;

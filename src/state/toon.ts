@@ -4,7 +4,7 @@
  * by the prompt builder and by `valarmind compact`.
  */
 import { decode } from "@toon-format/toon";
-import { ValarmindError } from "../errors.ts";
+import { describeError, ValarmindError } from "../errors.ts";
 import { countTokensIfReady, loadTokenizer } from "../tokens/tokenizer.ts";
 import { projectState, renderToon, STATE_TOKEN_CAP, type StateProjection } from "./projection.ts";
 import type { WorkingState } from "./schema.ts";
@@ -49,7 +49,7 @@ export function checkRoundTrip(toon: string, projection: unknown): void {
   try {
     decoded = decode(toon);
   } catch (error) {
-    throw new ValarmindError(`TOON round trip failed: the encoded state does not decode (${error instanceof Error ? error.message : String(error)})`, {
+    throw new ValarmindError(`TOON round trip failed: the encoded state does not decode (${describeError(error)})`, {
       hint: "This is a bug in the TOON encoding of the working state; please report it with your state.json.",
       cause: error,
     });

@@ -5,9 +5,14 @@
  * gpt-tokenizer's own `o200k_base.tiktoken` and cached per user; a checksum guards against a torn or
  * foreign file, which is rebuilt. See docs/adr/0004-fast-exact-token-counts.md.
  */
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+// Static imports, so `bun build --compile` embeds the ranks: from source this is the file's path in
+// node_modules, in the single executable a path inside it (docs/adr/0080-package-and-single-binary.md).
+import o200kTiktokenPath from "gpt-tokenizer/data/o200k_base.tiktoken" with { type: "file" };
+import { version as gptTokenizerVersion } from "gpt-tokenizer/package.json" with { type: "json" };
+import { describeError } from "../errors.ts";
 
 const MAGIC = "VMO200K1";
 const FORMAT_VERSION = 1;
@@ -149,10 +154,8 @@ export function tokenizerCacheDir(): string {
 }
 
 export async function o200kSource(): Promise<RankTableSource> {
-  const path = Bun.fileURLToPath(import.meta.resolve("gpt-tokenizer/data/o200k_base.tiktoken"));
-  const pkgPath = Bun.fileURLToPath(import.meta.resolve("gpt-tokenizer/package.json"));
-  const [{ size }, pkg] = await Promise.all([stat(path), Bun.file(pkgPath).json() as Promise<{ version?: unknown }>]);
-  return { path, identity: `gpt-tokenizer-${String(pkg.version)}-${size}` };
+  const { size } = Bun.file(o200kTiktokenPath);
+  return { path: o200kTiktokenPath, identity: `gpt-tokenizer-${gptTokenizerVersion}-${size}` };
 }
 
 export interface LoadedRankTable {
@@ -185,6 +188,6 @@ export async function loadRankTable(source?: RankTableSource, cacheDir: string =
     }
     return { table, origin: "built", cachePath };
   } catch (error) {
-    return { table, origin: "built-uncached", cachePath, cacheError: error instanceof Error ? error.message : String(error) };
+    return { table, origin: "built-uncached", cachePath, cacheError: describeError(error) };
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The approval gate. Modes: `suggest` (default: ask before any write or shell command),
- * `auto-edit` (file writes allowed, shell asks), `full-auto` (everything allowed). Reads and the
+ * `auto-edit` (file writes allowed, shell asks), `full-auto` (everything allowed but MCP tools,
+ * which ask in every mode unless the user's settings allow their server). Reads and the
  * memory tools never ask (they touch only valarmind's own state; see docs/adr/0030) — unless the
  * call is escalated: a tool that finds a call riskier than its kind (it writes a git hook, its file
  * has other hard links) sets `escalate`, and then it asks in every mode but `full-auto`; with
@@ -39,6 +40,8 @@ export interface ApprovalSubject {
   escalate?: string;
   /** With `escalate`: full-auto asks too (a shell command with no sandbox to contain it). */
   askEvenInFullAuto?: boolean;
+  /** The user's own settings allow the call (its MCP server is in `mcp.allow`); an escalated call still asks. */
+  allowedBySettings?: boolean;
 }
 
 /** What the registry asks about; the gate adds the warning and what a session answer remembers. */
@@ -107,6 +110,9 @@ export function sessionOffer(call: ApprovalSubject): SessionRemember | undefined
 
 function needsAsking(mode: ApprovalMode, kind: ToolKind): boolean {
   if (kind === "read" || kind === "memory") return false;
+  // An MCP server is a program or service valarmind neither wrote nor sandboxes: every mode asks
+  // unless the user's own settings allow the server (docs/mcp.md).
+  if (kind === "external") return true;
   if (kind === "write") return mode === "suggest";
   return mode !== "full-auto";
 }
@@ -176,7 +182,8 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
       mode = next;
     },
     decide(call, kind) {
-      if (mode === "full-auto" && call.askEvenInFullAuto !== true) return "allow";
+      if (call.allowedBySettings === true && call.escalate === undefined) return "allow";
+      if (mode === "full-auto" && call.askEvenInFullAuto !== true && kind !== "external") return "allow";
       if (call.escalate === undefined && !needsAsking(mode, kind)) return "allow";
       if (allowedBySession(call)) return "allow";
       const late = lateApprovals.get(exactKey(call));
@@ -192,6 +199,12 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
         return (
           `${call.name} needs approval in '${mode}' mode because ${call.escalate}, ${tail} ` +
           `To allow it, re-run with --approvals full-auto (or --yes to allow every tool call).`
+        );
+      }
+      if (kind === "external") {
+        return (
+          `${call.name} is a tool of an MCP server (a program or service outside valarmind), which needs approval in every mode, ${tail} ` +
+          `To let this server's tools run without asking, add its name to "mcp": { "allow": [...] } in your user config (docs/mcp.md); --yes does not cover MCP tools.`
         );
       }
       const what = kind === "shell" ? "run a shell command" : "change files";

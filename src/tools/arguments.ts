@@ -4,6 +4,7 @@
  * what it sent.
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
+import { describeError } from "../errors.ts";
 
 export type ParsedArguments = { ok: true; args: Record<string, unknown> } | { ok: false; message: string };
 
@@ -47,7 +48,7 @@ function preview(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-function describeError(error: ErrorObject, args: unknown): string {
+function describeSchemaError(error: ErrorObject, args: unknown): string {
   const params = error.params as Record<string, unknown>;
   const got = ` (got ${preview(valueAt(args, error.instancePath))})`;
   switch (error.keyword) {
@@ -92,7 +93,7 @@ export async function parseArguments(toolName: string, schema: Record<string, un
   try {
     parsed = json.trim() === "" ? {} : JSON.parse(json);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = describeError(error);
     return { ok: false, message: `Invalid arguments for ${toolName}: not valid JSON (${reason}); received ${preview(json)}. ${retry}` };
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
@@ -100,7 +101,7 @@ export async function parseArguments(toolName: string, schema: Record<string, un
   }
   const validate = await validatorFor(schema);
   if (!validate(parsed)) {
-    const problems = [...new Set((validate.errors ?? []).map((e) => describeError(e, parsed)))];
+    const problems = [...new Set((validate.errors ?? []).map((e) => describeSchemaError(e, parsed)))];
     return { ok: false, message: `Invalid arguments for ${toolName}: ${problems.join("; ")}. ${retry}` };
   }
   return { ok: true, args: dropNulls(parsed as Record<string, unknown>) };

@@ -47,7 +47,10 @@ function physicalPath(abs: string, shown: string): string {
       if (stat.isSymbolicLink()) {
         try {
           return join(realpathSync(existing), ...rest);
-        } catch {
+        } catch (error) {
+          // A target the file system refuses to resolve is not a missing one (the registry says permission denied).
+          const code = errno(error);
+          if (code === "EACCES" || code === "EPERM") throw error;
           throw new PathEscapeError(`path '${shown}' goes through a symlink whose target does not exist; refusing to follow it`);
         }
       }

@@ -10,6 +10,7 @@
 import { constants, readlinkSync, type Stats } from "node:fs";
 import { lstat, mkdir, open, realpath, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
+import { errnoCode, fileAccessProblem } from "./file-access-problem.ts";
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
@@ -20,10 +21,6 @@ export function specialFileKind(info: Stats): string | undefined {
   if (info.isCharacterDevice()) return "a character device";
   if (info.isBlockDevice()) return "a block device";
   return undefined;
-}
-
-function errno(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
 }
 
 /** Where an open descriptor really is; undefined where the platform cannot tell (then inode checks apply). */
@@ -50,7 +47,7 @@ async function isAt(handle: FileHandle, expected: string, info: Stats): Promise<
 
 export type ConfinedRead =
   | { ok: true; bytes: Buffer; links: number }
-  | { ok: false; reason: "missing" | "directory" | "special" | "too_large" | "moved"; problem: string; size?: number };
+  | { ok: false; reason: "missing" | "permission" | "directory" | "special" | "too_large" | "moved"; problem: string; size?: number };
 
 /**
  * Reads the regular file at `abs` (a real path inside the workspace, from confinePath), at most
@@ -61,8 +58,9 @@ export async function readConfined(abs: string, rel: string, maxBytes: number): 
   try {
     handle = await open(abs, READ_FLAGS);
   } catch (error) {
-    const code = errno(error);
-    if (code === "ENOENT" || code === "ENOTDIR") return { ok: false, reason: "missing", problem: `${rel} does not exist` };
+    const access = fileAccessProblem(error, rel);
+    if (access) return { ok: false, reason: access.kind, problem: access.message };
+    const code = errnoCode(error);
     if (code === "ELOOP") return { ok: false, reason: "moved", problem: `${rel} became a symlink after it was checked; not followed` };
     if (code === "EISDIR") return { ok: false, reason: "directory", problem: `${rel} is a directory` };
     // Opening a socket fails with ENXIO: say what it is.
@@ -115,9 +113,9 @@ async function openParents(rootReal: string, rel: string): Promise<string> {
     try {
       info = await lstat(next);
     } catch (error) {
-      if (errno(error) !== "ENOENT") throw error;
+      if (errnoCode(error) !== "ENOENT") throw error;
       await mkdir(next).catch((e: unknown) => {
-        if (errno(e) !== "EEXIST") throw e;
+        if (errnoCode(e) !== "EEXIST") throw e;
       });
       info = await lstat(next);
     }
@@ -153,7 +151,7 @@ export async function writeConfined(rootReal: string, rel: string, plan: Planned
       ? await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666)
       : await open(target, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    const code = errno(error);
+    const code = errnoCode(error);
     if (code === "EEXIST") throw new ConfinedWriteError(`${rel} was created by someone else after this change was prepared; nothing was written. Read it and redo the change.`);
     if (code === "ENOENT") throw new ConfinedWriteError(`${rel} was removed after this change was prepared; nothing was written. Read it and redo the change.`);
     if (code === "ELOOP") throw new ConfinedWriteError(`${rel} became a symlink after this change was prepared; not followed, nothing was written`);

@@ -60,6 +60,7 @@ export function createEditFileTool(): Tool {
     if (args.old_string === args.new_string) return fail("old_string and new_string are identical; there is nothing to change.", `${rel}: no change`);
     const current = await currentText(args.path, rel);
     if (!current.exists) return fail(`${rel} does not exist. Use write_file to create it.`, `${rel}: not found`);
+    if ("denied" in current) return fail(`${current.denied}.`, `${rel}: permission denied`);
     if ("problem" in current) return fail(`${current.problem}; edit_file only edits text files.`, `${rel}: cannot edit`);
     const before = current.text;
     let oldString = args.old_string;

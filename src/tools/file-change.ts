@@ -8,12 +8,18 @@ import { ConfinedWriteError, readConfined, writeConfined } from "./confined-file
 import { looksBinary, READ_FILE_LIMITS } from "./read-file.ts";
 import type { ToolResult } from "./types.ts";
 
-export type CurrentText = { exists: false } | { exists: true; text: string; links: number } | { exists: true; problem: string };
+export type CurrentText =
+  | { exists: false }
+  | { exists: true; text: string; links: number }
+  | { exists: true; problem: string }
+  /** The file system refused to open it (EACCES, EPERM): the user can fix that, not the model. */
+  | { exists: true; denied: string };
 
 export async function currentText(abs: string, rel: string): Promise<CurrentText> {
   const read = await readConfined(abs, rel, READ_FILE_LIMITS.maxBytes);
   if (!read.ok) {
     if (read.reason === "missing") return { exists: false };
+    if (read.reason === "permission") return { exists: true, denied: read.problem };
     if (read.reason === "too_large") return { exists: true, problem: `${rel} is ${read.size} bytes, too large to edit with this tool` };
     return { exists: true, problem: read.problem };
   }

@@ -5,6 +5,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { relative } from "node:path";
+import { describeError } from "../errors.ts";
 import { looksBinary } from "./read-file.ts";
 import { walkFiles } from "./file-walk.ts";
 
@@ -36,7 +37,7 @@ function compile(query: GrepQuery): RegExp {
   try {
     return new RegExp(source, query.caseInsensitive ? "i" : "");
   } catch (error) {
-    throw new GrepPatternError(`invalid regular expression /${query.pattern}/: ${error instanceof Error ? error.message : String(error)}`);
+    throw new GrepPatternError(`invalid regular expression /${query.pattern}/: ${describeError(error)}`);
   }
 }
 

@@ -3,6 +3,7 @@ import { stat } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { linkCount, specialFileKind } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
+import { fileAccessProblem, permissionProblem } from "./file-access-problem.ts";
 import { GrepPatternError, searchWithJs, searchWithRipgrep, type GrepMatch, type GrepQuery } from "./grep-search.ts";
 import { globMatcher } from "./list-files.ts";
 import { Type, type Static } from "@sinclair/typebox";
@@ -88,8 +89,11 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         }
       } catch (error) {
         if (error instanceof GrepPatternError) return { forModel: `Error: ${error.message}`, summary: `grep: invalid pattern`, isError: true };
-        if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") {
-          return { forModel: `Error: ${shown} does not exist.`, summary: `grep ${shown}: not found`, isError: true };
+        // A refused file inside the target is named itself (error.path), a missing target as given.
+        const problem = permissionProblem(error, ctx.root) ?? fileAccessProblem(error, shown);
+        if (problem) {
+          const summary = problem.kind === "missing" ? `grep ${shown}: not found` : `grep ${shown}: permission denied`;
+          return { forModel: `Error: ${problem.message}.`, summary, isError: true };
         }
         throw error;
       }

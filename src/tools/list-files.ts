@@ -2,6 +2,7 @@
 import { stat } from "node:fs/promises";
 import { basename, relative } from "node:path";
 import { toolText } from "./descriptions.ts";
+import { fileAccessProblem } from "./file-access-problem.ts";
 import { walkFiles } from "./file-walk.ts";
 import { Type, type Static } from "@sinclair/typebox";
 import { defineTool, Nullable } from "./define-tool.ts";
@@ -43,8 +44,11 @@ export function createListFilesTool(): Tool {
       let info;
       try {
         info = await stat(dir);
-      } catch {
-        return { forModel: `Error: ${shown} does not exist.`, summary: `${shown}: not found`, isError: true };
+      } catch (error) {
+        const problem = fileAccessProblem(error, shown);
+        if (!problem) throw error;
+        const summary = problem.kind === "missing" ? `${shown}: not found` : `${shown}: permission denied`;
+        return { forModel: `Error: ${problem.message}.`, summary, isError: true };
       }
       if (!info.isDirectory()) {
         return { forModel: `${shown} is a file, not a directory.`, summary: `${shown}: a file`, isError: false };

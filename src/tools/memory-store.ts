@@ -2,6 +2,7 @@
  * What the memory tools need from the state store (`src/state/store.ts` StateStore satisfies it),
  * and how a store change becomes a tool result.
  */
+import { describeError } from "../errors.ts";
 import type { UpdateResult } from "../state/store.ts";
 import type { OpResult } from "../state/ops.ts";
 import type { WorkingState } from "../state/schema.ts";
@@ -18,7 +19,7 @@ export async function applyMemoryOp(store: MemoryStore, op: (state: WorkingState
   try {
     result = await store.update(op);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = describeError(error);
     const hint = typeof error === "object" && error !== null && "hint" in error && typeof error.hint === "string" ? ` (${error.hint})` : "";
     return { forModel: `Error: the working state was not changed: ${message}${hint}. ${retryHint}`, summary: `memory: ${message}`, isError: true };
   }

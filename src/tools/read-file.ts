@@ -57,6 +57,8 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
       switch (read.reason) {
         case "missing":
           return error(`Error: ${rel} does not exist. Use list_files or grep to find the right path.`, `${rel}: not found`);
+        case "permission":
+          return error(`Error: ${read.problem}.`, `${rel}: permission denied`);
         case "directory":
           return error(`Error: ${rel} is a directory; use list_files to see its contents.`, `${rel}: is a directory`);
         case "too_large":

@@ -10,6 +10,7 @@
 import { realpathSync } from "node:fs";
 import { workspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
+import { describeError } from "../errors.ts";
 import type { ApprovalDecision } from "../agent/events.ts";
 import type { FunctionToolSpec, ToolCallRequest } from "../model/types.ts";
 import { countTokensIfReady } from "../tokens/tokenizer.ts";
@@ -19,6 +20,7 @@ import { parseArguments } from "./arguments.ts";
 import { factsOfCall, factsOfTool, registerToolFacts, type CallFacts } from "./call-facts.ts";
 import { confinePath, PathEscapeError } from "./confine.ts";
 import { createDefaultTools, type AnyTool, type ShellToolOptions } from "./default-tools.ts";
+import { permissionProblem } from "./file-access-problem.ts";
 import type { GrepToolOptions } from "./grep.ts";
 import type { MemoryStore } from "./memory-store.ts";
 import { toStrictParameters } from "./strict-schema.ts";
@@ -42,6 +44,8 @@ export interface ToolRegistryOptions {
   countTokens?: TokenCounter;
   /** Replaces the default tool set (tests). */
   tools?: AnyTool[];
+  /** Offered after the default tools, in this order (an MCP server's tools). */
+  extraTools?: readonly AnyTool[];
   /** Where tools keep a call's full output (the session's `outputs/`); without it only head and tail are kept. */
   outputDir?: string;
 }
@@ -62,10 +66,12 @@ export interface ToolRegistry {
 }
 
 const SPEC_DEFAULTS: Pick<Settings, "shellTimeoutMs"> = { shellTimeoutMs: 120_000 };
+/** What the registry checks of a foreign schema's arguments; their owner validates the rest. */
+const ANY_OBJECT: Record<string, unknown> = { type: "object" };
 
 export function specsOf(tools: readonly AnyTool[]): FunctionToolSpec[] {
   return tools.map((tool) => {
-    const { parameters, strict } = toStrictParameters(tool.parameters);
+    const { parameters, strict } = tool.foreignSchema === true ? { parameters: tool.parameters, strict: false } : toStrictParameters(tool.parameters);
     return { type: "function", name: tool.name, description: tool.description, parameters, strict };
   });
 }
@@ -88,15 +94,14 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
   const root = realpathSync(options.root);
   let store: MemoryStore | undefined = options.stateStore;
   const memoryStore = (): MemoryStore => (store ??= new StateStore(workspacePaths(root)));
-  const tools = options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep, shell: options.shell });
+  const tools = [
+    ...(options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep, shell: options.shell })),
+    ...(options.extraTools ?? []),
+  ];
   const byName = new Map(tools.map((t) => [t.name, t]));
   // A resumed session rebuilds memory from records that name these tools; their facts must be found.
   registerToolFacts(tools);
@@ -154,6 +159,7 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     if (prepared.kind === "shell" && typeof args.command === "string") subject.command = args.command;
     if (prepared.escalate !== undefined) subject.escalate = prepared.escalate;
     if (prepared.askEvenInFullAuto === true) subject.askEvenInFullAuto = true;
+    if (prepared.allowedBySettings === true) subject.allowedBySettings = true;
     const verdict = gate.decide(subject, prepared.kind);
     if (verdict === "allow") return { allowed: true };
     const ask = ctx.ask ?? options.ask;
@@ -183,7 +189,7 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     // Invalid arguments touched nothing; valid ones name the call's locations.
     let facts: CallFacts = factsOfTool(tool);
     try {
-      const parsed = await parseArguments(tool.name, tool.parameters, call.arguments);
+      const parsed = await parseArguments(tool.name, tool.foreignSchema === true ? ANY_OBJECT : tool.parameters, call.arguments);
       if (!parsed.ok) return finish(call, call.name, failure(parsed.message, `${tool.name}: invalid arguments`), { facts });
       const args = parsed.args;
       facts = factsOfCall(tool, args);
@@ -210,7 +216,10 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     } catch (error) {
       // A path outside the workspace was refused, so the call touched no workspace file.
       if (error instanceof PathEscapeError) return finish(call, shown, failure(`Error: ${error.message}.`, `${shown}: refused (outside the workspace)`), { facts: { ...facts, locations: [] } });
-      return finish(call, shown, failure(`Error: ${tool.name} failed: ${messageOf(error)}`, `${shown}: failed (${messageOf(error)})`), { facts });
+      // A file tool refused by the file system (behind an unreadable directory, say) names the path.
+      const denied = tool.kind === "read" || tool.kind === "write" ? permissionProblem(error, root) : undefined;
+      if (denied) return finish(call, shown, failure(`Error: ${denied.message}.`, `${shown}: permission denied`), { facts });
+      return finish(call, shown, failure(`Error: ${tool.name} failed: ${describeError(error)}`, `${shown}: failed (${describeError(error)})`), { facts });
     }
   }
 

@@ -9,6 +9,7 @@
  */
 import { closeSync, constants, openSync, realpathSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { describeError } from "../errors.ts";
 import { makePrivateDirs, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 
 export interface SpoolLimits {
@@ -30,10 +31,6 @@ export type SpoolReport =
 export function spoolFileName(callId: string, attempt: number): string {
   const safe = callId.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 80) || "call";
   return attempt === 0 ? `${safe}.log` : `${safe}-${attempt}.log`;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 export class ShellOutputSpool {
@@ -90,7 +87,7 @@ export class ShellOutputSpool {
       }
     } catch (error) {
       this.path = join(this.dir, spoolFileName(this.callId, 0));
-      this.failure = messageOf(error);
+      this.failure = describeError(error);
       this.pending = [];
       return false;
     }
@@ -104,7 +101,7 @@ export class ShellOutputSpool {
       while (done < take) done += writeSync(this.fd, bytes, done, take - done);
       this.written += take;
     } catch (error) {
-      this.failure = messageOf(error);
+      this.failure = describeError(error);
     }
   }
 
@@ -114,7 +111,7 @@ export class ShellOutputSpool {
       try {
         closeSync(this.fd);
       } catch (error) {
-        this.failure ??= messageOf(error);
+        this.failure ??= describeError(error);
       }
       this.fd = undefined;
     }

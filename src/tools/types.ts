@@ -51,6 +51,8 @@ export interface PreparedCall {
   escalate?: string;
   /** With `escalate`: ask in full-auto too (a shell command that cannot be sandboxed). */
   askEvenInFullAuto?: boolean;
+  /** The user's own settings allow this call without asking (an MCP server in `mcp.allow`); an escalated call still asks. */
+  allowedBySettings?: boolean;
   apply(): Promise<ToolResult>;
 }
 
@@ -74,6 +76,11 @@ export interface Tool {
   kind: ToolKind;
   /** JSON Schema (draft 2020-12) for the arguments object; sent to the model (strict form). */
   parameters: Record<string, unknown>;
+  /**
+   * The schema is someone else's (an MCP server's): sent to the model as it is (not strict) and
+   * validated by its owner, so the registry checks only that the arguments are a JSON object.
+   */
+  foreignSchema?: boolean;
   /**
    * Argument names that hold workspace paths. The registry confines them (no `..`, absolute or
    * symlink escapes) and hands `execute`/`prepare` the resolved absolute paths.

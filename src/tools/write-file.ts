@@ -23,6 +23,7 @@ export function createWriteFileTool(): Tool {
   async function prepare(args: WriteFileArgs, root: string): Promise<Preparation> {
     const rel = relative(root, args.path);
     const current = await currentText(args.path, rel);
+    if (current.exists && "denied" in current) return { ready: false, result: toolError(`${current.denied}.`, `${rel}: permission denied`) };
     if (current.exists && "problem" in current) {
       return { ready: false, result: toolError(`${current.problem}; write_file only writes text files.`, `${rel}: cannot write`) };
     }

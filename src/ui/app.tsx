@@ -5,13 +5,13 @@
  */
 import { Box, Static, Text, useApp, useWindowSize } from "ink";
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
-import type { ChatController, SessionListing, StatusSnapshot } from "../agent/front-end-contract.ts";
+import { findSlashCommand, helpOutput, type ChatController, type SessionListing, type StatusSnapshot } from "../agent/front-end-contract.ts";
 import type { ApprovalDecision } from "../agent/events.ts";
+import { describeError } from "../errors.ts";
 import { ApprovalPrompt } from "./approval/approval-prompt.tsx";
 import { PromptInput } from "./input/prompt-input.tsx";
 import { SessionPicker } from "./sessions/session-picker.tsx";
 import { parseSlash } from "./slash/parse-slash.ts";
-import { commandCatalog, helpOutput, resolveAlias } from "./slash/slash-catalog.ts";
 import { useCommandRunner } from "./slash/use-command-runner.ts";
 import { StatusLine } from "./status/status-line.tsx";
 import { useTheme } from "./theme-context.tsx";
@@ -53,7 +53,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const [exitArmed, setExitArmed] = useState(false);
   const [picker, setPicker] = useState<SessionListing[] | undefined>(undefined);
   const shownWarnings = useRef(new Set(status.warnings));
-  const catalog = useMemo(() => commandCatalog(controller.commands()), [controller]);
+  const catalog = useMemo(() => controller.commands(), [controller]);
   const width = Math.max(20, columns - 2);
 
   const notify = useCallback((tone: "warning" | "error", text: string, hint?: string) => {
@@ -101,20 +101,20 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
     (text: string, display: string) => {
       const slash = parseSlash(text);
       if (!slash) return turn.start(text, display);
-      const name = resolveAlias(slash.name);
+      const name = findSlashCommand(catalog, slash.name)?.name ?? slash.name;
       const line = display.trim();
       if (name === "resume" && slash.args === "") {
         controller.listSessions().then(
           (sessions) =>
             sessions.length > 0 ? setPicker(sessions) : notify("warning", "No earlier sessions in this repository."),
           (error: unknown) =>
-            notify("error", `Could not list sessions: ${error instanceof Error ? error.message : String(error)}`),
+            notify("error", `Could not list sessions: ${describeError(error)}`),
         );
         return;
       }
       command.run(name, slash.args, line);
     },
-    [turn, command, controller, notify],
+    [turn, command, controller, notify, catalog],
   );
 
   const submit = useCallback(
@@ -124,11 +124,12 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
         .catch((error: unknown) =>
           notify(
             "warning",
-            `Could not save the prompt history: ${error instanceof Error ? error.message : String(error)}`,
+            `Could not save the prompt history: ${describeError(error)}`,
           ),
         );
       const slash = parseSlash(text);
-      const name = slash ? resolveAlias(slash.name) : undefined;
+      // The front end's own commands (`runs: "ui"` in the catalogue) are answered here.
+      const name = slash ? findSlashCommand(catalog, slash.name)?.name : undefined;
       if (name === "exit") return leave();
       if (name === "help") {
         dispatch({ type: "append", item: { kind: "command", command: display.trim(), output: helpOutput(catalog) } });
@@ -156,7 +157,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
       .then(setHistory, (error: unknown) =>
         notify(
           "warning",
-          `Could not load the prompt history: ${error instanceof Error ? error.message : String(error)}`,
+          `Could not load the prompt history: ${describeError(error)}`,
         ),
       );
     if (initialPrompt !== undefined && initialPrompt.trim() !== "") submit(initialPrompt, initialPrompt);

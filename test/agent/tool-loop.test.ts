@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { cleanupTempDirs } from "../support/cli.ts";
 import {
+  conversationMessages,
   inputItems,
   lastInputItem,
   startFakeResponsesServer,
@@ -56,7 +57,7 @@ describe("a multi-step tool loop", () => {
     expect(server.requests).toHaveLength(2);
 
     const first = inputItems(server.requests[0]?.body ?? {});
-    expect(first.at(-1)).toEqual({ type: "message", role: "user", content: "What does src/add.ts do?" } as never);
+    expect(conversationMessages(server.requests[0]?.body ?? {}).at(-1)).toEqual({ type: "message", role: "user", content: "What does src/add.ts do?" } as never);
     expect(first.some((i) => i.type === "function_call")).toBe(false);
 
     const second = inputItems(server.requests[1]?.body ?? {});

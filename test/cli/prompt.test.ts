@@ -39,9 +39,8 @@ describe("valarmind prompt --dry-run", () => {
     expect(r.stdout).toContain("session cli12345 · turn 31 · step 1");
     expect(r.stdout).toMatch(/budget {2}\[[█▓░ ]+\] {2}[\d,]+ \/ 24,000 tokens \(\d+%\)/);
     expect(r.stdout).toContain("VALARMIND.md");
-    // Default window: 20 turns; the 30-turn session folded turns 1–18, turns 19–28 are settled (condensed), 29–30 recent.
-    expect(r.stdout).toMatch(/conversation +10 turns \(turns 19–28\)/);
-    expect(r.stdout).toMatch(/recent +2 turns \(turns 29–30\)/);
+    // Default window: at most 20 turns; the 30-turn session's older turns are folded for this preview; the rest, up to turn 30, is the window.
+    expect(r.stdout).toMatch(/conversation +\d+ turns \(turns \d+–30\)/);
     expect(r.stdout).toContain("cut to fit: nothing (within budget)");
     expect(r.stdout).not.toContain("\x1b[");
     expect(readdirSync(join(root, ".valarmind", "sessions"))).toEqual(before);
@@ -52,7 +51,10 @@ describe("valarmind prompt --dry-run", () => {
     expect(json.code).toBe(0);
     const manifest = await validateManifest(JSON.parse(json.stdout), "stdout");
     expect(manifest).toMatchObject({ session: "cli12345", turn: 31, prompt_cache_key: "valarmind-cli12345" });
-    expect(manifest.items.at(-1)).toMatchObject({ id: "task:message", region: "task" });
+    const regions = manifest.items.map((i) => i.region);
+    expect(manifest.items.find((i) => i.id === "task:message")).toMatchObject({ region: "task" });
+    expect(regions.indexOf("task")).toBeGreaterThan(regions.indexOf("conversation"));
+    expect(regions.at(-1)).toBe("context");
 
     const body = await runCli(["prompt", "--show-prompt", "next step"], { cwd: root });
     expect(body.code).toBe(0);
@@ -60,7 +62,9 @@ describe("valarmind prompt --dry-run", () => {
     expect(request.store).toBe(false);
     expect(request.previous_response_id).toBeUndefined();
     expect(request.prompt_cache_key).toBe("valarmind-cli12345");
-    expect(request.input.at(-1)).toEqual({ type: "message", role: "user", content: "next step" });
+    // The user's message, then this turn's data (time, touched files) after it (ADR 0074).
+    expect(request.input.at(-2)).toEqual({ type: "message", role: "user", content: "next step" });
+    expect(request.input.at(-1).content).toStartWith("<volatile_context");
     expect(request.tools.map((t: { name: string }) => t.name)).toContain("read_file");
   });
 

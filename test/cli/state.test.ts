@@ -141,7 +141,7 @@ describe("valarmind state", () => {
     const show = await runCli(["state", "show", "--json"], { cwd: dir });
     expect(show.code).toBe(0);
     expect(JSON.parse(show.stdout).goal).toBe("before the crash");
-    // The dead writer's lock is taken over once stale (5 s unrefreshed); its temp file is cleaned up.
+    // The dead writer's lock is taken over at once (its pid is gone); its temp file is cleaned up.
     const next = await runCli(["state", "now", "recovered"], { cwd: dir });
     expect({ code: next.code, stderr: next.stderr }).toEqual({ code: 0, stderr: "" });
     expect(await stateOf(dir)).toMatchObject({ goal: "before the crash", now: "recovered" });

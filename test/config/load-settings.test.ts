@@ -2,11 +2,11 @@
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadSettings } from "../../src/config/load-settings.ts";
+import { loadSettings, resolveSettings } from "../../src/config/load-settings.ts";
 import { UsageError } from "../../src/errors.ts";
 import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
 
-const ENV_KEYS = ["XDG_CONFIG_HOME", "VALARMIND_MODEL", "OPENAI_BASE_URL", "MAX_CONTEXT_TOKENS", "SHORT_BUFFER_TURNS", "VALARMIND_APPROVALS", "VALARMIND_REASONING_EFFORT"];
+const ENV_KEYS = ["XDG_CONFIG_HOME", "VALARMIND_MODEL", "OPENAI_BASE_URL", "MAX_CONTEXT_TOKENS", "SHORT_BUFFER_TURNS", "VALARMIND_APPROVALS", "VALARMIND_REASONING_EFFORT", "VALARMIND_WIRE_API"];
 let saved: Record<string, string | undefined> = {};
 let root = "";
 let userDir = "";
@@ -74,6 +74,29 @@ describe("loadSettings", () => {
   test("a non-integer environment variable is named", () => {
     process.env.SHORT_BUFFER_TURNS = "many";
     expect(usageError(() => loadSettings(root)).message).toContain("SHORT_BUFFER_TURNS=many");
+  });
+
+  test("wireApi: responses by default; the user file or VALARMIND_WIRE_API switch it; a bad value names the variable", () => {
+    expect(loadSettings(root).wireApi).toBe("responses");
+    mkdirSync(join(userDir, "valarmind"), { recursive: true });
+    writeFileSync(join(userDir, "valarmind", "config.json"), JSON.stringify({ wireApi: "chat" }));
+    expect(loadSettings(root).wireApi).toBe("chat");
+    process.env.VALARMIND_WIRE_API = "responses";
+    expect(loadSettings(root).wireApi).toBe("responses");
+    process.env.VALARMIND_WIRE_API = "completions";
+    const error = usageError(() => loadSettings(root));
+    expect(error.message).toContain('VALARMIND_WIRE_API="completions" (setting wireApi): must be one of "responses", "chat"');
+  });
+
+  test("a project file's wireApi, like its baseURL, applies only in a trusted folder", () => {
+    writeProject({ wireApi: "chat", baseURL: "http://127.0.0.1:8080/v1" });
+    const untrusted = resolveSettings(root);
+    expect(untrusted.settings.wireApi).toBe("responses");
+    expect(untrusted.settings.baseURL).toBeUndefined();
+    expect(untrusted.project?.ignored.map((c) => c.key).sort()).toEqual(["baseURL", "wireApi"]);
+    const trusted = resolveSettings(root, {}, { trusted: true });
+    expect(trusted.settings.wireApi).toBe("chat");
+    expect(trusted.settings.baseURL).toBe("http://127.0.0.1:8080/v1");
   });
 
   test("a block larger than the window is refused with what to change", () => {

@@ -4,9 +4,10 @@
  * is taken over at once, and the trace says so.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { acquireLock } from "../../src/state/lock.ts";
 import { cleanupTempDirs, makeTempDir, readUntil, runCli, spawnCli } from "../support/cli.ts";
 
 afterAll(cleanupTempDirs);
@@ -47,4 +48,20 @@ describe("the state lock of a killed writer", () => {
     expect(await second.exited).toBe(0);
     expect(await new Response(second.stderr).text()).toContain(`from pid ${writer.pid}`);
   }, 20_000);
+
+  test("a live holder that stopped refreshing is taken over once stale (5 s), judged by the injected clock", async () => {
+    const target = join(await makeTempDir(), "state.json");
+    // pid 1 is alive on this host, so only staleness can free its lock; the directory is fresh now.
+    mkdirSync(`${target}.lock`, { mode: 0o700 });
+    writeFileSync(join(`${target}.lock`, "owner.json"), JSON.stringify({ pid: 1, hostname: hostname() }));
+    const at = (ahead: number) => ({ waitMs: 0, now: () => Date.now() + ahead });
+
+    await expect(acquireLock(target, at(0))).rejects.toThrow(`${target} is locked by another valarmind process`);
+    await expect(acquireLock(target, at(4_000))).rejects.toThrow(`${target} is locked by another valarmind process`);
+    const lock = await acquireLock(target, at(5_001));
+    expect(lock.compromised()).toBe(false);
+    expect(JSON.parse(readFileSync(join(`${target}.lock`, "owner.json"), "utf8"))).toEqual({ pid: process.pid, hostname: hostname() });
+    await lock.release();
+    expect(existsSync(`${target}.lock`)).toBe(false);
+  });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ARGUMENT_KEEP_CHARS, condensedTurnText, condenseToolArguments, SETTLED_ANSWER_CHARS } from "../../src/memory/condense.ts";
-import type { Turn } from "../../src/memory/turn.ts";
+import { ARGUMENT_KEEP_CHARS, condenseToolArguments } from "../../src/memory/condense.ts";
 
 describe("condenseToolArguments", () => {
   test("short arguments are kept byte for byte", () => {
@@ -20,37 +19,5 @@ describe("condenseToolArguments", () => {
   test("unparsable JSON is cut as text", () => {
     const broken = `{"path": "x", ${"y".repeat(500)}`;
     expect(condenseToolArguments(broken)).toBe(`${broken.slice(0, ARGUMENT_KEEP_CHARS)}…`);
-  });
-});
-
-describe("condensedTurnText", () => {
-  const turn = (items: Turn["items"], extra: Partial<Turn> = {}): Turn => ({ turn: 3, user: "Fix the bug in src/a.ts", items, ...extra });
-
-  test("names each tool call with its target; results only for failures; the answer cut at a sentence", () => {
-    const answer = `${"The fix is in place. ".repeat(30)}Done.`;
-    const text = condensedTurnText(
-      turn([
-        { kind: "tool", callId: "1", name: "read_file", arguments: JSON.stringify({ path: "src/a.ts" }), output: "Read src/a.ts: 40 lines", isError: false },
-        { kind: "tool", callId: "2", name: "run_shell", arguments: JSON.stringify({ command: "bun test" }), output: "exit 1: 2 failing", isError: true },
-        { kind: "assistant", text: answer },
-      ]),
-    );
-    expect(text.user).toBe("Fix the bug in src/a.ts");
-    expect(text.assistant).toContain("- read_file src/a.ts\n");
-    expect(text.assistant).not.toContain("40 lines");
-    expect(text.assistant).toContain("- run_shell bun test (failed): exit 1: 2 failing");
-    expect(text.assistant).toContain("The fix is in place.");
-    expect(text.assistant).toMatch(/\[…\d+ more characters\]$/);
-    expect(text.assistant.length).toBeLessThan(SETTLED_ANSWER_CHARS + 200);
-  });
-
-  test("an unfinished turn says how it ended; a turn without an answer says so", () => {
-    expect(condensedTurnText(turn([], { stopReason: "aborted" })).assistant).toBe("[turn ended: aborted]");
-    expect(condensedTurnText(turn([])).assistant).toBe("[no answer]");
-  });
-
-  test("is deterministic: the same turn condenses to the same bytes (the cached prefix holds)", () => {
-    const t = turn([{ kind: "assistant", text: "Answer. ".repeat(100) }]);
-    expect(condensedTurnText(t)).toEqual(condensedTurnText(structuredClone(t)));
   });
 });

@@ -12,6 +12,7 @@ import * as ops from "../../src/state/ops.ts";
 import { cleanupTempDirs } from "../support/cli.ts";
 import { lastUserText, startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
 import { makeGitWorkspace, openAgent, runTurn } from "../agent/support/agent-harness.ts";
+import { isFoldRequest } from "../agent/support/cost-model.ts";
 
 let server: FakeResponsesServer;
 beforeEach(() => {
@@ -60,7 +61,7 @@ describe("promotion when the window folds", () => {
     await session.state.update((s) => ops.addTask(s, "Add the login form"));
     let summaryBody: Record<string, unknown> | undefined;
     server.setResponder((body) => {
-      if (String(body.instructions ?? "").includes("You maintain the rolling summary")) {
+      if (isFoldRequest(body)) {
         summaryBody = body;
         return textStream("T1-4: login form built.\n<promote>\ndone T-1\ndecision Sessions in cookies -- no server state\ntask Add a logout button\n</promote>");
       }
@@ -73,7 +74,7 @@ describe("promotion when the window folds", () => {
     }
 
     expect(summaryBody).toBeDefined();
-    expect(String(summaryBody?.instructions)).toContain("promote");
+    expect(JSON.stringify(summaryBody?.input)).toContain("promote");
     // The summary request shows the working state, so the model can name task ids.
     expect(JSON.stringify(summaryBody?.input)).toContain("Add the login form");
 

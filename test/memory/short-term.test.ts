@@ -47,15 +47,15 @@ describe("ShortTermMemory", () => {
     expect(memory.pending?.items[0]).toMatchObject({ kind: "tool", output: "FULL OUTPUT 3" });
   });
 
-  test("slide folds the window's older half once finished turns reach SHORT_BUFFER_TURNS and returns the summary record", async () => {
+  test("without a cost decision, slide folds all but the last windowBlockTurns turns once finished turns reach SHORT_BUFFER_TURNS, and returns the summary record", async () => {
     const memory = ShortTermMemory.fromRecords(stamp([...Array.from({ length: 19 }, (_, i) => turnRecords(i + 1)).flat()]), options);
     expect(await memory.slide(new ExtractiveSummarizer())).toBeUndefined();
     memory.endTurn({ turn: 20, user: "one more", items: [] });
     const record = await memory.slide(new ExtractiveSummarizer());
-    expect(record).toMatchObject({ kind: "summary", from_turn: 1, through_turn: 10, summarizer: "extractive", reason: "window_full" });
-    expect(memory.window.span()).toEqual({ first: 11, last: 20 });
+    expect(record).toMatchObject({ kind: "summary", from_turn: 1, through_turn: 15, summarizer: "extractive", reason: "window_full" });
+    expect(memory.window.span()).toEqual({ first: 16, last: 20 });
     expect(memory.summary?.text).toContain("T1 user: ask 1");
-    expect(memory.view().events).toEqual([{ type: "window_folded", fromTurn: 1, throughTurn: 10, reason: "window_full", summarizer: "extractive" }]);
+    expect(memory.view().events).toEqual([{ type: "window_folded", fromTurn: 1, throughTurn: 15, reason: "window_full", summarizer: "extractive" }]);
   });
 
   test("apply makes a build's budget changes real and returns the records that persist them", () => {

@@ -8,27 +8,21 @@ function turn(n: number, extra: Partial<Turn> = {}): Turn {
 }
 
 describe("ConversationWindow", () => {
-  test("slides in blocks: nothing to fold until finished turns reach SHORT_BUFFER_TURNS, then its older half in whole blocks", () => {
+  test("full at SHORT_BUFFER_TURNS: all but the last windowBlockTurns turns fold; nothing before", () => {
     const window = new ConversationWindow({ shortBufferTurns: 20, windowBlockTurns: 5 });
     for (let n = 1; n <= 19; n++) window.push(turn(n));
     expect(window.overflowBlock()).toEqual([]);
     window.push(turn(20));
-    expect(window.overflowBlock().map((t) => t.turn)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(window.dropThrough(10).length).toBe(10);
-    expect(window.span()).toEqual({ first: 11, last: 20 });
-    // Nine more turns fit before the next fold: the prefix breaks once per fold, not every turn.
-    for (let n = 21; n <= 29; n++) {
+    expect(window.overflowBlock().map((t) => t.turn)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+    expect(window.dropThrough(15).length).toBe(15);
+    expect(window.span()).toEqual({ first: 16, last: 20 });
+    // Fifteen more turns fit before the window is full again.
+    for (let n = 21; n <= 34; n++) {
       window.push(turn(n));
       expect(window.overflowBlock()).toEqual([]);
     }
-    window.push(turn(30));
-    expect(window.overflowBlock().map((t) => t.turn)).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
-  });
-
-  test("a block larger than half the window folds one block at a time", () => {
-    const window = new ConversationWindow({ shortBufferTurns: 20, windowBlockTurns: 8 });
-    for (let n = 1; n <= 20; n++) window.push(turn(n));
-    expect(window.overflowBlock().map((t) => t.turn)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    window.push(turn(35));
+    expect(window.overflowBlock().map((t) => t.turn)).toEqual(Array.from({ length: 15 }, (_, i) => i + 16));
   });
 
   test("only grows forward and validates its block size", () => {

@@ -32,19 +32,22 @@ describe("buildRequest: the request", () => {
     expect(i.indexOf("<project_instructions")).toBeLessThan(i.indexOf('<personal_preferences source="VALARMIND.local.md">'));
   });
 
-  test("orders stable content first and volatile content last, ending with the user's message", async () => {
+  test("orders stable content first and volatile content last: the history (summary, state, working set, window), the user's message, then this turn's data", async () => {
     const { request, manifest } = await buildRequest(await fullInput());
     const firstVolatile = manifest.items.findIndex((item) => !item.stable);
     expect(firstVolatile).toBeGreaterThan(0);
     expect(manifest.items.slice(firstVolatile).every((item) => !item.stable)).toBe(true);
     expect(manifest.items.map((i) => i.region).filter((r, k, all) => all.indexOf(r) === k)).toEqual([
-      "tools", "core", "project", "personal", "summary", "conversation", "state", "working_set", "recent", "context", "task",
+      "tools", "core", "project", "personal", "summary", "state", "working_set", "conversation", "task", "context",
     ]);
     // Everything in the input is data or conversation: no developer or system message at all.
     expect(request.input[0]).toMatchObject({ type: "message", role: "user" });
     expect(request.input.some((item) => item.type === "message" && (item.role === "developer" || item.role === "system"))).toBe(false);
     expect(String(request.input[0]?.type === "message" && request.input[0].content)).toStartWith("<conversation_summary");
-    expect(request.input.at(-1)).toEqual({ type: "message", role: "user", content: "Now fix the lexer in src/lexer.ts too." });
+    // The user's message closes the history; the per-turn data (working set, time, git) follows it (ADR 0074).
+    const message = request.input.findIndex((item) => item.type === "message" && item.content === "Now fix the lexer in src/lexer.ts too.");
+    expect(message).toBeGreaterThan(0);
+    expect(request.input.slice(message + 1).every((item) => item.type === "message" && item.role === "user" && /^<(working_state_changes|volatile_context)/.test(item.content))).toBe(true);
     expect(manifest.stable_prefix_tokens).toBeGreaterThan(0);
     expect(manifest.stable_prefix_tokens).toBeLessThan(manifest.total_tokens);
   });
@@ -55,9 +58,11 @@ describe("buildRequest: the request", () => {
     const stable = (m: typeof a.manifest) => m.items.filter((i) => i.stable);
     expect(stable(b.manifest)).toEqual(stable(a.manifest));
     const text = requestText(a.request);
-    const firstVolatile = text.indexOf("<working_state");
+    const firstVolatile = text.indexOf("Now fix the lexer");
     expect(firstVolatile).toBeGreaterThan(0);
-    expect(text.slice(0, firstVolatile)).not.toMatch(DATE);
+    // No clock before the user's message (the state's decision dates are content, not a clock).
+    expect(text.slice(0, firstVolatile)).not.toContain("\ntime: ");
+    expect(text.slice(0, firstVolatile)).not.toContain(formatLocalTime(new Date("2026-01-31T12:34:00Z")));
     expect(text.slice(firstVolatile)).toContain(`time: ${formatLocalTime(new Date("2026-01-31T12:34:00Z"))}`);
     const volatile = a.request.input.find((i) => i.type === "message" && i.content.includes("<volatile_context"));
     expect(volatile?.type === "message" && volatile.content).toContain("time: ");
@@ -175,14 +180,17 @@ describe("buildRequest: the current turn's steps", () => {
     const count = await exactCounter();
     const { request, manifest } = await buildRequest(input);
     expect(request.reasoning).toBeUndefined();
-    const tail = request.input.slice(-3);
-    expect(tail[0]).toMatchObject({ type: "message", role: "user", content: "read it" });
-    expect(tail[1]).toMatchObject({ type: "function_call", call_id: "c1", name: "read_file" });
-    const output = tail[2]?.type === "function_call_output" ? tail[2].output : "";
+    const tail = request.input.slice(-2);
+    // The user's message, this turn's data after it, then this turn's steps (ADR 0074).
+    const message = request.input.findIndex((item) => item.type === "message" && item.content === "read it");
+    expect(message).toBeGreaterThan(0);
+    expect(message).toBeLessThan(request.input.length - 2);
+    expect(tail[0]).toMatchObject({ type: "function_call", call_id: "c1", name: "read_file" });
+    const output = tail[1]?.type === "function_call_output" ? tail[1].output : "";
     expect(count(output)).toBeLessThanOrEqual(500);
     expect(output).toStartWith("line 0:");
     expect(output).toEndWith(`line 599: ${"x".repeat(20)} value=4193`);
     expect(output).toMatch(/\[… \d+ lines, \d+ tokens omitted …\]/);
-    expect(manifest.items.find((i) => i.id === "task:call:c1")).toMatchObject({ type: "task_step", region: "task" });
+    expect(manifest.items.find((i) => i.id === "task:call:c1")).toMatchObject({ type: "task_step", region: "steps" });
   });
 });

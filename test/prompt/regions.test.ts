@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Regions } from "../../src/prompt/regions.ts";
 import type { Section } from "../../src/prompt/section.ts";
-import { MAIN_TURN_ORDER, mainTurnRegions, summaryRequestRegions, titleRequestRegions } from "../../src/prompt/standard-regions.ts";
+import { MAIN_TURN_ORDER, mainTurnRegions, summaryRequestRegions } from "../../src/prompt/standard-regions.ts";
 
 function section(id: string, region: string): Section {
   return { id, region, stable: true, placement: "message", type: "instructions", format: "text", reason: "test", render: () => id };
@@ -35,9 +35,8 @@ describe("Regions", () => {
     expect(() => base.withRegionalOrder(["zz"])).toThrow(/no region named zz/);
   });
 
-  test("the main turn is in cache-aware order; summary and title requests take only what they need", () => {
+  test("the main turn is in cache-aware order; a summary request takes only what it needs", () => {
     expect(mainTurnRegions().names()).toEqual([...MAIN_TURN_ORDER]);
     expect(summaryRequestRegions().names()).toEqual(["summary_rules", "summary", "evicted"]);
-    expect(titleRequestRegions().names()).toEqual(["title_rules", "task"]);
   });
 });

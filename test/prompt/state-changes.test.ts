@@ -24,7 +24,7 @@ describe("working state snapshot and changes", () => {
     expect(ids).not.toContain("working_state_changes");
   });
 
-  test("a change shows as a small piece after the recent turns; the snapshot part stays byte-identical", async () => {
+  test("a change shows as a small piece after the user's message; the snapshot part stays byte-identical", async () => {
     const changed = ops.completeTask(ops.setNow(snapshot, "Testing the parser").state, "T-1", at).state;
     const before = await buildRequest({ settings, sessionId: "s", turn: 4, sources: { state: snapshot, stateSnapshot: { turn: 2, state: snapshot } }, task: { userText: "go", items: [] } });
     const after = await buildRequest({ settings, sessionId: "s", turn: 4, sources: { state: changed, stateSnapshot: { turn: 2, state: snapshot } }, task: { userText: "go", items: [] } });
@@ -38,9 +38,10 @@ describe("working state snapshot and changes", () => {
     expect(changeText).toContain("since_turn");
     expect(changeText).toContain("Testing the parser");
     expect(changeText).toContain("T-1");
-    // The changes come after the state snapshot, right before the volatile context and the task.
+    // The changes come after the user's message, with this turn's data, right before the volatile context (ADR 0074).
     const regions = after.manifest.items.map((i) => i.region);
     expect(regions.indexOf("state_changes")).toBeGreaterThan(regions.indexOf("state"));
-    expect(regions.indexOf("state_changes")).toBeLessThan(regions.indexOf("task"));
+    expect(regions.indexOf("state_changes")).toBeGreaterThan(regions.indexOf("task"));
+    expect(regions.indexOf("state_changes")).toBeLessThan(regions.indexOf("context"));
   });
 });

@@ -7,7 +7,8 @@
  * waits for the UI's `answer(id, decision)`, recorded in `decisions`. Aborting ends the turn the
  * way the core does: `turn_end` with stopReason "aborted" and the text streamed so far.
  */
-import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../src/agent/front-end-contract.ts";
+import type { ChatController, CommandOutput, SessionListing, SlashCommandInfo, StatusSnapshot } from "../../src/agent/front-end-contract.ts";
+import { SLASH_CATALOG } from "../../src/agent/slash-catalog.ts";
 import type { AgentEvent, ApprovalDecision } from "../../src/agent/events.ts";
 
 type ApprovalStep = Omit<Extract<AgentEvent, { type: "approval_request" }>, "id"> & { id?: string };
@@ -17,7 +18,8 @@ export interface FakeControllerOptions {
   status?: Partial<StatusSnapshot>;
   /** One script per submitted turn, in order; a turn without a script answers "ok". */
   turns?: ScriptStep[][];
-  commands?: Array<{ name: string; usage: string; description: string }>;
+  /** The slash-command catalogue the UI is given; the real one by default. */
+  commands?: readonly SlashCommandInfo[];
   commandOutputs?: Record<string, CommandOutput | Error>;
   paths?: string[];
   history?: string[];
@@ -36,23 +38,6 @@ export const defaultStatus: StatusSnapshot = {
   now: "",
   warnings: [],
 };
-
-const DEFAULT_COMMANDS = [
-  "state",
-  "goal",
-  "now",
-  "decide",
-  "task",
-  "compact",
-  "manifest",
-  "window",
-  "summary",
-  "clear",
-  "model",
-  "approvals",
-  "resume",
-  "sessions",
-].map((name) => ({ name, usage: name, description: `the ${name} command` }));
 
 /** Text deltas of `text` cut into pieces of `size` characters. */
 export function deltas(text: string, size = 4): ScriptStep[] {
@@ -168,8 +153,8 @@ export class FakeController implements ChatController {
     return output ?? { title: `/${name}`, lines: [`ran ${name}${args ? ` ${args}` : ""}`] };
   }
 
-  commands(): Array<{ name: string; usage: string; description: string }> {
-    return this.options.commands ?? DEFAULT_COMMANDS;
+  commands(): readonly SlashCommandInfo[] {
+    return this.options.commands ?? SLASH_CATALOG;
   }
 
   async completePath(prefix: string): Promise<string[]> {

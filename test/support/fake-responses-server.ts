@@ -93,7 +93,8 @@ function errorBody(message: string, code: string): string {
   return JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code } }, null, 2);
 }
 
-function sendJson(response: JsonResponse): Response {
+/** Also used by fake-chat-server.ts. */
+export function sendJson(response: JsonResponse): Response {
   return new Response(response.body, {
     status: response.status,
     headers: { "content-type": "application/json", "x-request-id": requestId(), ...response.headers },
@@ -110,7 +111,8 @@ function finalResponseJson(stream: StreamResponse): Response {
   return sendJson({ kind: "json", status: 200, body: JSON.stringify(terminal.response), label: "" });
 }
 
-function sendStream(
+/** Writes a scripted stream frame by frame, honouring its gates and cut (also used by fake-chat-server.ts). */
+export function sendStream(
   response: StreamResponse,
   clientGone: AbortSignal,
   closing: Promise<void>,

@@ -62,15 +62,19 @@ export function lastInputItem(body: Record<string, unknown>): InputItemView | un
   return inputItems(body).at(-1);
 }
 
-/** Text of the last user message in the input, or "" when there is none. */
-export function lastUserText(body: Record<string, unknown>): string {
-  return inputItems(body).findLast((item) => item.type === "message" && item.role === "user")?.content ?? "";
+function isUsersOwnMessage(item: InputItemView): boolean {
+  return item.type === "message" && item.role === "user" && !isDataMessage(item);
 }
 
-/** `function_call_output` items after the last user message: the results of this turn's tool calls. */
+/** Text of the user's last own message in the input (valarmind's data messages after it skipped), or "". */
+export function lastUserText(body: Record<string, unknown>): string {
+  return inputItems(body).findLast(isUsersOwnMessage)?.content ?? "";
+}
+
+/** `function_call_output` items after the user's last own message: the results of this turn's tool calls. */
 export function toolOutputsThisTurn(body: Record<string, unknown>): InputItemView[] {
   const items = inputItems(body);
-  const lastUser = items.findLastIndex((item) => item.type === "message" && item.role === "user");
+  const lastUser = items.findLastIndex(isUsersOwnMessage);
   return items.slice(lastUser + 1).filter((item) => item.type === "function_call_output");
 }
 

@@ -10,6 +10,7 @@ import { Type } from "@sinclair/typebox";
 import { toolMemory } from "../../src/memory/tool-memory.ts";
 import { recordTurnInMemory } from "../../src/memory/turn-memory.ts";
 import { ShortTermMemory } from "../../src/memory/short-term.ts";
+import { ExtractiveSummarizer } from "../../src/memory/summary.ts";
 import { toolTarget } from "../../src/memory/summary.ts";
 import type { ToolExchange } from "../../src/memory/turn.ts";
 import { defineTool, Nullable } from "../../src/tools/define-tool.ts";
@@ -82,7 +83,7 @@ describe("a tool made with defineTool", () => {
     expect(unknown.locations).toEqual([]);
   });
 
-  test("memory sees its files: the working set keeps its output, its write makes an earlier read stale, touched files count both", async () => {
+  test("memory sees its files: its output enters the working set when its turn folds, its write makes an earlier read stale, touched files count both", async () => {
     const registry = registryFor(makeWorkspace({ "notes/a.md": "a\n" }), { tools: [copyTool, peekTool] });
     const signal = new AbortController().signal;
     const memory = new ShortTermMemory(memoryOptions);
@@ -93,14 +94,16 @@ describe("a tool made with defineTool", () => {
     const peekMemory = toolMemory({ callId: "p1", name: "peek_notes", arguments: JSON.stringify(peekArgs) }, peek);
     expect(peekMemory.workingSetItem).toMatchObject({ priority: 0.55, tags: ["notes/b.md"] });
     recordTurnInMemory(memory, { turn: 1, user: "look", items: [exchange("peek_notes", peekArgs, peek, "p1")] }, new Map([["p1", peekMemory]]), { ttlTurns: 10 });
-    expect(memory.workingSet.items().map((w) => w.tags)).toEqual([["notes/b.md"]]);
+    // Held back while its turn is in the window (ADR 0074).
+    expect(memory.workingSet.items()).toEqual([]);
 
     memory.workingSet.setTurn(2);
     const copyArgs = { from: "notes/a.md", to: "./notes/b.md" };
     const copy = await registry.run({ callId: "k1", name: "copy_notes", arguments: JSON.stringify(copyArgs) }, { signal });
     const copyMemory = toolMemory({ callId: "k1", name: "copy_notes", arguments: JSON.stringify(copyArgs) }, copy);
     recordTurnInMemory(memory, { turn: 2, user: "copy", items: [exchange("copy_notes", copyArgs, copy, "k1")] }, new Map([["k1", copyMemory]]), { ttlTurns: 10 });
-    // notes/b.md was written: its earlier read is gone; the copy's own output (tagged a.md, b.md) is kept.
+    await memory.slide(new ExtractiveSummarizer(), undefined, (turns) => ({ fold: turns.length, reason: "cost", rent: 0, cost: 0, why: "test" }));
+    // notes/b.md was written: its earlier read never enters; the copy's own output (tagged a.md, b.md) does.
     expect(memory.workingSet.items().map((w) => w.tags)).toEqual([["notes/a.md", "notes/b.md"]]);
     expect(memory.touched.list("file").map((e) => [e.name, e.reads, e.edits])).toEqual([
       ["notes/b.md", 1, 1],

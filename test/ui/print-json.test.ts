@@ -1,4 +1,4 @@
-/** `chat -p --json`: an approval request prints as valid JSON with what the dialog would show, answered by its id. */
+/** `chat -p --json`: every line carries the stream's schema version; an approval request prints as valid JSON with what the dialog would show, answered by its id. */
 import { describe, expect, test } from "bun:test";
 import { eventToJsonLine } from "../../src/ui/print-json.ts";
 
@@ -14,6 +14,7 @@ describe("eventToJsonLine", () => {
       remember: { kind: "command", exact: "git diff HEAD~1", prefix: "git diff" },
     });
     expect(JSON.parse(line)).toEqual({
+      v: 1,
       type: "approval_request",
       id: "1/c1",
       callId: "c1",
@@ -22,5 +23,9 @@ describe("eventToJsonLine", () => {
       warning: "writes a git hook",
       remember: { kind: "command", exact: "git diff HEAD~1", prefix: "git diff" },
     });
+  });
+
+  test("the version comes first on every line, so `head -c` or a line reader sees it before the event", () => {
+    expect(eventToJsonLine({ type: "text_delta", delta: "hi" })).toBe('{"v":1,"type":"text_delta","delta":"hi"}');
   });
 });

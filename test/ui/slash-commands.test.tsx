@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { cleanup } from "ink-testing-library";
+import { SLASH_CATALOG } from "../../src/agent/slash-catalog.ts";
 import { KEYS, renderApp, waitUntil } from "./ink-harness.tsx";
 
 afterEach(() => cleanup());
@@ -42,14 +43,21 @@ describe("slash commands", () => {
     expect(h.controller.commandsRun.map((run) => `${run.name}${run.args ? ` ${run.args}` : ""}`)).toEqual(names);
   });
 
-  test("/help is answered by the UI and lists core and UI commands", async () => {
+  test("/help is answered by the UI and lists every command of the catalogue", async () => {
     const h = renderApp();
     await h.see("Ask anything");
     await h.keys("/help", KEYS.enter);
     await h.see("Commands");
     expect(h.controller.commandsRun).toEqual([]);
-    expect(h.frame()).toContain("/compact");
-    expect(h.frame()).toContain("/exit");
+    for (const command of SLASH_CATALOG) expect(h.screen()).toContain(`${command.usage} `);
+    expect(h.frame()).toContain("Keys");
+  });
+
+  test("an alias runs its command: /quit leaves", async () => {
+    const h = renderApp();
+    await h.see("Ask anything");
+    await h.keys("/quit", KEYS.enter);
+    await waitUntil(() => h.exitCount() === 1, "exit", h.frame);
   });
 
   test("/exit leaves", async () => {

@@ -4,22 +4,29 @@
  * message is in the transcript); 2 usage or configuration error; 130 interrupted (Ctrl+C), 143
  * terminated (SIGTERM), 129 hung up (SIGHUP): the turn is aborted and recorded like Ctrl+C.
  */
-import type { ChatOptions } from "../commands/chat.ts";
+import { headlessFormat, type ChatOptions, type OutputFormat } from "../commands/chat.ts";
 import { findWorkspaceRoot } from "../../config/paths.ts";
 import { storeTrust } from "../../config/folder-trust.ts";
 import { resolveSettings, type LoadedSettings } from "../../config/load-settings.ts";
 import type { PartialSettings, Settings } from "../../config/settings-schema.ts";
-import { UsageError } from "../../errors.ts";
+import { UsageError, ValarmindError, describeError } from "../../errors.ts";
 import { probeBubblewrap, sandboxUnavailableNotice } from "../../sandbox/bubblewrap.ts";
 import { createModelClient, endpointWarning, resolveEndpoint } from "../../model/client-factory.ts";
 import type { ResumeTarget } from "../../memory/session-memory.ts";
 import { AgentSession } from "../../agent/session.ts";
+import { NO_MCP_SERVERS, startMcpServers, type McpToolSet } from "../../mcp/start-servers.ts";
 import { sessionWaitMs } from "../../session/session-lock.ts";
 import { workspacePaths } from "../../config/paths.ts";
 import { StateStore } from "../../state/store.ts";
 import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
 import { createJsonPrinter } from "../../ui/print-json.ts";
+import type { Prices } from "../../agent/session-cost.ts";
+import { createResultCollector, type ResultCollector } from "../../ui/print-result.ts";
+import type { ResultError } from "../../agent/headless-result.ts";
+import type { AgentEvent } from "../../agent/events.ts";
+import { withPipedInput } from "../../prompt/piped-input.ts";
+import { readStdin, stdinKind, stdinWaitMs } from "../piped-input.ts";
 import { decideTrust, ignoredSettingsMessage, trustQuestion } from "./workspace-trust.ts";
 
 export const EXIT_INTERRUPTED = 130;
@@ -56,12 +63,36 @@ function resumeTarget(opts: ChatOptions): ResumeTarget {
   return { kind: "new" };
 }
 
-async function readMessage(raw: string): Promise<string> {
-  const text = raw === "-" ? await new Response(Bun.stdin.stream()).text() : raw;
-  if (text.trim() === "") throw new UsageError(raw === "-" ? "-p -: standard input was empty" : "-p needs a non-empty MESSAGE", {
-      hint: raw === "-" ? "Pipe the message into valarmind (echo 'fix the test' | valarmind chat -p -)." : "Pass the message after -p, e.g. -p \"fix the failing test\".",
-    });
-  return text;
+interface HeadlessMessage {
+  text: string;
+  /** Said once the session is open: a pipe that sent nothing was left unread. */
+  notices: string[];
+}
+
+/**
+ * The turn's message: `-p -` reads it from standard input; `-p MESSAGE` appends what a pipe or a
+ * redirected file holds (a terminal or /dev/null is not read; a silent pipe is waited on briefly).
+ */
+async function readMessage(raw: string, waitMs: number): Promise<HeadlessMessage> {
+  if (raw === "-") {
+    const read = await readStdin("-p -: standard input");
+    const text = read.kind === "text" ? read.text : "";
+    if (text.trim() === "") throw new UsageError("-p -: standard input was empty", { hint: "Pipe the message into valarmind (echo 'fix the test' | valarmind chat -p -)." });
+    return { text, notices: [] };
+  }
+  if (raw.trim() === "") throw new UsageError("-p needs a non-empty MESSAGE", { hint: "Pass the message after -p, e.g. -p \"fix the failing test\"." });
+  const kind = stdinKind();
+  if (kind === "none") return { text: raw, notices: [] };
+  const read = await readStdin("piped standard input", kind === "pipe" ? { firstByteWaitMs: waitMs } : {});
+  if (read.kind === "silent") {
+    return {
+      text: raw,
+      notices: [
+        `standard input is a pipe that sent nothing in ${read.waitedMs} ms, so nothing was appended to the message. For a slow command in the pipe set VALARMIND_STDIN_WAIT_MS (e.g. 60000); when nothing is meant to be piped, start valarmind with </dev/null.`,
+      ],
+    };
+  }
+  return { text: read.text.trim() === "" ? raw : withPipedInput(raw, read.text), notices: [] };
 }
 
 /**
@@ -98,13 +129,18 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   trace("chat: command loaded");
   const root = findWorkspaceRoot();
   if (opts.print !== undefined) {
-    const loaded = await settingsForRun(root, opts, false);
-    if (!loaded) return 0;
-    sessionWaitMs(process.env); // a bad VALARMIND_SESSION_WAIT_MS is a usage error before anything is written
-    const model = createModelClient({ settings: loaded.settings });
-    const message = await readMessage(opts.print);
-    const stateNotices = await recoverState(root);
-    return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices);
+    const print = opts.print;
+    return reportingResult(headlessFormat(opts), async (run) => {
+      const loaded = await settingsForRun(root, opts, false);
+      if (!loaded) return 0;
+      if (loaded.settings.prices) run.prices = loaded.settings.prices;
+      sessionWaitMs(process.env); // a bad VALARMIND_SESSION_WAIT_MS is a usage error before anything is written
+      const waitMs = stdinWaitMs(process.env);
+      const model = createModelClient({ settings: loaded.settings });
+      const message = await readMessage(print, waitMs);
+      const stateNotices = await recoverState(root);
+      return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices, run);
+    });
   }
 
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
@@ -119,16 +155,76 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   const stateNotices = await recoverState(root);
   const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings), ...stateNotices].filter((w): w is string => w !== undefined);
   const [{ SessionChatController }, { runRepl }] = await Promise.all([import("../chat/chat-controller.ts"), import("../../ui/run-repl.ts")]);
-  const controller = await SessionChatController.open({
-    root,
-    settings,
-    model,
-    interactive: true,
-    resume: resumeTarget(opts),
-    warnings,
-  });
-  await runRepl(controller);
+  const mcp = await startMcpServers(settings, root);
+  try {
+    const controller = await SessionChatController.open({
+      mcp,
+      root,
+      settings,
+      model,
+      interactive: true,
+      resume: resumeTarget(opts),
+      warnings,
+    });
+    await runRepl(controller);
+  } finally {
+    await mcp.close();
+  }
   return 0;
+}
+
+/** A headless run as --output-format json reports it: its events, and what they cannot say. */
+interface HeadlessRun {
+  format: OutputFormat;
+  results: ResultCollector | undefined;
+  sessionId: string | undefined;
+  failure: ResultError | undefined;
+  /** The model's prices from settings, for the result's cost. */
+  prices?: Prices;
+}
+
+/**
+ * Runs `body`; with --output-format json, prints the one result object on stdout when it ends,
+ * also when it throws (then rethrows: stderr and the exit code stay as without json).
+ */
+async function reportingResult(format: OutputFormat, body: (run: HeadlessRun) => Promise<number>): Promise<number> {
+  const started = performance.now();
+  const run: HeadlessRun = { format, results: format === "json" ? createResultCollector() : undefined, sessionId: undefined, failure: undefined };
+  const printResult = (exitCode: number): void => {
+    if (!run.results) return;
+    const end = { exitCode, sessionId: run.sessionId, durationMs: performance.now() - started, ...(run.prices && { prices: run.prices }) };
+    process.stdout.write(`${JSON.stringify(run.results.finish(run.failure ? { ...end, failure: run.failure } : end))}\n`);
+  };
+  let code: number;
+  try {
+    code = await body(run);
+  } catch (error) {
+    const exitCode = error instanceof ValarmindError ? error.exitCode : 1;
+    const hint = error instanceof ValarmindError ? error.hint : undefined;
+    run.failure = { kind: exitCode === 2 ? "usage" : "internal", message: describeError(error), ...(hint !== undefined ? { hint } : {}) };
+    printResult(exitCode);
+    throw error;
+  }
+  printResult(code);
+  return code;
+}
+
+/** The printer for the run's format: the answer (text), nothing but stderr notes (json), or every event (stream-json). */
+function headlessPrinter(opts: ChatOptions, run: HeadlessRun): (event: AgentEvent) => void {
+  const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
+  if (run.format === "stream-json") return createJsonPrinter(write(process.stdout));
+  const human = createHeadlessPrinter({
+    out: run.format === "json" ? () => {} : write(process.stdout),
+    err: write(process.stderr),
+    streamText: run.format === "text" && process.stdout.isTTY === true,
+    verbose: opts.verbose === true,
+  });
+  const results = run.results;
+  if (!results) return human;
+  return (event) => {
+    human(event);
+    results.onEvent(event);
+  };
 }
 
 async function runHeadless(
@@ -137,14 +233,12 @@ async function runHeadless(
   loaded: LoadedSettings,
   model: ReturnType<typeof createModelClient>,
   resume: ResumeTarget,
-  message: string,
+  message: HeadlessMessage,
   stateNotices: readonly string[],
+  run: HeadlessRun,
 ): Promise<number> {
   const settings = loaded.settings;
-  const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
-  const print = opts.json
-    ? createJsonPrinter(write(process.stdout))
-    : createHeadlessPrinter({ out: write(process.stdout), err: write(process.stderr), streamText: process.stdout.isTTY === true, verbose: opts.verbose === true });
+  const print = headlessPrinter(opts, run);
 
   // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping us) end the turn like Ctrl+C.
   // Installed before the session opens: a signal while waiting for a busy session forks it, so
@@ -166,8 +260,11 @@ async function runHeadless(
     for (const [signal, handler] of handlers) process.off(signal, handler);
   };
   let session: AgentSession;
+  let mcp: McpToolSet = NO_MCP_SERVERS;
   try {
+    mcp = await startMcpServers(settings, root, abort.signal);
     session = await AgentSession.open({
+      mcp,
       root,
       settings,
       model,
@@ -177,9 +274,11 @@ async function runHeadless(
     });
   } catch (error) {
     removeHandlers();
+    await mcp.close();
     throw error;
   }
   trace("chat: session open");
+  run.sessionId = session.sessionId;
   if (session.resumed && session.transcriptPath) {
     print({ type: "session_start", sessionId: session.sessionId, transcriptPath: session.transcriptPath, resumed: true });
   }
@@ -189,12 +288,13 @@ async function runHeadless(
   if (unsandboxed) print({ type: "notice", message: unsandboxed, code: "sandbox_unavailable" });
   for (const notice of stateNotices) print({ type: "notice", message: notice, code: "state_moved_aside" });
   for (const notice of session.openNoticeEvents) print({ type: "notice", ...notice });
+  for (const notice of message.notices) print({ type: "notice", message: notice });
 
   let stopReason = "error";
   let overBudget = false;
   try {
     // The answer is printed at turn_end, before the settle step's fold (a model call of its own).
-    for await (const event of session.submit(message, abort.signal)) {
+    for await (const event of session.submit(message.text, abort.signal)) {
       print(event);
       if (event.type === "turn_end") stopReason = event.stopReason;
       if (event.type === "error" && event.kind === "budget") overBudget = true;
@@ -203,8 +303,12 @@ async function runHeadless(
   } finally {
     removeHandlers();
     await session.close();
+    await mcp.close();
   }
-  if (endedBy !== undefined) return SIGNAL_EXIT_CODES[endedBy];
+  if (endedBy !== undefined) {
+    run.failure = { kind: "aborted", message: `interrupted by ${endedBy}` };
+    return SIGNAL_EXIT_CODES[endedBy];
+  }
   if (stopReason === "aborted") return EXIT_INTERRUPTED;
   // A budget (--budget, MAX_CONTEXT_TOKENS) too small for what must be sent is a configuration problem.
   if (overBudget && stopReason === "error") return 2;

@@ -14,7 +14,9 @@ import { stateJsonSchema } from "../../state/schema.ts";
 import { StateStore } from "../../state/store.ts";
 import { readTextIfExists } from "../../read-text-if-exists.ts";
 
-const TEMPLATE = new URL("../../state/templates/VALARMIND.md", import.meta.url);
+// Imported as text so the single executable carries it (docs/adr/0080-package-and-single-binary.md).
+import TEMPLATE from "../../state/templates/VALARMIND.md" with { type: "text" };
+
 const GITIGNORE_ENTRIES: readonly { line: string; equivalents: readonly string[] }[] = [
   { line: ".valarmind/", equivalents: [".valarmind", ".valarmind/", "/.valarmind", "/.valarmind/", ".valarmind/*", "/.valarmind/*"] },
   { line: "VALARMIND.local.md", equivalents: ["VALARMIND.local.md", "/VALARMIND.local.md"] },
@@ -101,8 +103,7 @@ export async function runInit(root: string, options: { here?: boolean } = {}): P
   }
   const paths = workspacePaths(root);
   const lines = ensureDirs(paths);
-  const template = await Bun.file(TEMPLATE).text();
-  lines.push((await createIfAbsent(paths.instructions, template)) ? "created VALARMIND.md (a template: fill it in)" : "kept VALARMIND.md (exists)");
+  lines.push((await createIfAbsent(paths.instructions, TEMPLATE)) ? "created VALARMIND.md (a template: fill it in)" : "kept VALARMIND.md (exists)");
   lines.push(await ensureSchema(paths));
   const ensured = await new StateStore(paths).ensure();
   for (const notice of ensured.notices) process.stderr.write(`valarmind: ${notice}\n`);

@@ -1,6 +1,7 @@
 /** `valarmind sessions list|show`: reads transcripts only; never writes. */
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
+import { describeError } from "../../errors.ts";
 import { describeSession, findSession, listSessions, readSession } from "../../session/transcript.ts";
 import type { TranscriptRecord } from "../../session/transcript-schema.ts";
 import { damagedSideFile } from "../../session/damaged-lines.ts";
@@ -17,7 +18,7 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
     try {
       return describeSession(ref);
     } catch (error) {
-      return { id: ref.id, file: ref.file, startedAt: ref.stamp, turns: 0, firstMessage: `(unreadable: ${error instanceof Error ? error.message : String(error)})` };
+      return { id: ref.id, file: ref.file, startedAt: ref.stamp, turns: 0, firstMessage: `(unreadable: ${describeError(error)})` };
     }
   });
   if (opts.json) {

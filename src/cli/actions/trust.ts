@@ -4,11 +4,7 @@ import { listTrust, storeTrust, trustFilePath } from "../../config/folder-trust.
 import { resolveSettings } from "../../config/load-settings.ts";
 import { findWorkspaceRoot } from "../../config/paths.ts";
 import type { TrustOptions } from "../commands/trust.ts";
-import { changeWarning, decideTrust } from "./workspace-trust.ts";
-
-function show(value: unknown): string {
-  return value === undefined ? "(unset)" : typeof value === "string" ? value : JSON.stringify(value);
-}
+import { changeWarning, decideTrust, shownSetting } from "./workspace-trust.ts";
 
 /** What the project config changes, one line each (or why there is nothing to change). */
 function projectLines(root: string): string[] {
@@ -19,7 +15,7 @@ function projectLines(root: string): string[] {
     `${relative(root, project.file)} changes:`,
     ...project.changes.map((c) => {
       const warning = changeWarning(c);
-      return `  ${c.key}: ${show(c.from)} → ${show(c.to)}${warning ? ` (${warning})` : ""}${c.narrows ? " (narrows: applies even untrusted)" : ""}`;
+      return `  ${c.key}: ${c.from === undefined ? "(unset)" : shownSetting(c.key, c.from)} → ${shownSetting(c.key, c.to)}${warning ? ` (${warning})` : ""}${c.narrows ? " (narrows: applies even untrusted)" : ""}`;
     }),
   ];
 }

@@ -6,15 +6,16 @@
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/front-end-contract.ts";
+import { findSlashCommand, helpOutput, SLASH_CATALOG, unknownCommandOutput, type SlashCommandInfo } from "../../agent/slash-catalog.ts";
 import type { AgentEvent, ApprovalDecision } from "../../agent/events.ts";
 import { AgentSession, type AgentSessionOptions } from "../../agent/session.ts";
 import type { ResumeTarget } from "../../memory/session-memory.ts";
 import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../../config/valarmind-dir.ts";
-import { ValarmindError } from "../../errors.ts";
+import { describeError, ValarmindError } from "../../errors.ts";
 import { redactSecrets } from "../../secrets/redact-secrets.ts";
 import { describeSession, listSessions } from "../../session/transcript.ts";
 import { walkFiles } from "../../tools/file-walk.ts";
-import { runSlashCommand, SLASH_COMMANDS } from "./slash-commands.ts";
+import { runSlashCommand } from "./slash-commands.ts";
 
 const HISTORY_LIMIT = 500;
 const COMPLETION_LIMIT = 20;
@@ -54,7 +55,7 @@ export class SessionChatController implements ChatController {
       this.now = read.state.now;
       for (const notice of read.notices) if (!this.warnings.includes(notice)) this.warnings.push(notice);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = describeError(error);
       const hint = error instanceof ValarmindError && error.hint ? ` — ${error.hint}` : "";
       if (!this.warnings.includes(message + hint)) this.warnings.push(message + hint);
     }
@@ -70,6 +71,7 @@ export class SessionChatController implements ChatController {
       budgetTokens: last?.budgetTokens ?? this.session.settings.maxContextTokens,
       cachedShare: last?.cachedShare,
       sessionTokens: this.session.sessionTokens,
+      cost: this.session.cost.figures(this.session.settings.prices),
       goal: this.goal,
       now: this.now,
       warnings: this.warnings,
@@ -93,13 +95,19 @@ export class SessionChatController implements ChatController {
     return this.session.answer(id, decision);
   }
 
-  commands(): Array<{ name: string; usage: string; description: string }> {
-    return SLASH_COMMANDS;
+  commands(): readonly SlashCommandInfo[] {
+    return SLASH_CATALOG;
   }
 
   async runCommand(name: string, args: string): Promise<CommandOutput> {
+    const command = findSlashCommand(SLASH_CATALOG, name);
+    if (!command) return unknownCommandOutput(name);
     try {
-      switch (name) {
+      switch (command.name) {
+        case "help":
+          return helpOutput(SLASH_CATALOG);
+        case "exit":
+          return { title: "/exit", lines: ["/exit is answered by the front end (the REPL leaves on /exit or Ctrl+D); the core has nothing to leave"], isError: true };
         case "clear":
           return await this.switchSession({ kind: "new" }, "new session started; the working state is kept");
         case "resume":
@@ -107,13 +115,13 @@ export class SessionChatController implements ChatController {
         case "sessions":
           return { title: "sessions", lines: (await this.listSessions()).map((s) => `${s.id}  ${s.startedAt.slice(0, 16)}  ${String(s.turns).padStart(3)} turns  ${s.firstMessage.slice(0, 60)}`) };
         default: {
-          const output = await runSlashCommand(this.session, name, args);
+          const output = await runSlashCommand(this.session, command.name, args);
           await this.refreshState();
           return output;
         }
       }
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = describeError(error);
       const hint = error instanceof ValarmindError && error.hint ? [error.hint] : [];
       return { title: `/${name}`, lines: [message, ...hint], isError: true };
     }

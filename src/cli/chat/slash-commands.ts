@@ -1,9 +1,13 @@
 /**
- * The REPL's slash commands, run by the core on behalf of the UI. Each returns plain lines; the
- * REPL renders them. State edits go through the same StateStore and pure ops as `valarmind state`.
+ * The slash commands that act on the current session, run by the core on behalf of the UI (the
+ * catalogue is src/agent/slash-catalog.ts; /clear, /resume and /sessions switch or list sessions in
+ * chat-controller.ts). Each returns plain lines; the REPL renders them. State edits go through the
+ * same StateStore and pure ops as `valarmind state`.
  */
 import type { CommandOutput } from "../../agent/front-end-contract.ts";
 import type { AgentSession } from "../../agent/session.ts";
+import type { CoreCommandName } from "../../agent/slash-catalog.ts";
+import { costLines } from "../../agent/session-cost.ts";
 import { UsageError } from "../../errors.ts";
 import { readManifests } from "../../prompt/manifest.ts";
 import * as ops from "../../state/ops.ts";
@@ -11,34 +15,8 @@ import type { WorkingState } from "../../state/schema.ts";
 import { syncStateToon } from "../../state/state-toon-file.ts";
 import { APPROVAL_MODES, type ApprovalMode } from "../../tools/approvals.ts";
 import { renderStateView } from "../actions/state-view.ts";
-import { settledCount } from "../../prompt/sections/conversation.ts";
 import { formatManifestReport } from "../manifest-reports/manifest-report.ts";
 import { makePaint } from "../manifest-reports/text-style.ts";
-
-export interface SlashCommandSpec {
-  name: string;
-  usage: string;
-  description: string;
-}
-
-export const SLASH_COMMANDS: SlashCommandSpec[] = [
-  { name: "help", usage: "/help", description: "list the commands and keys" },
-  { name: "state", usage: "/state", description: "show the working state (goal, now, tasks, decisions, blockers, conventions)" },
-  { name: "goal", usage: "/goal TEXT", description: "set the project goal" },
-  { name: "now", usage: "/now TEXT", description: "set what is being done now" },
-  { name: "decide", usage: "/decide TITLE -- WHY", description: "record a decision (ADR-NNNN) and why" },
-  { name: "task", usage: "/task add TITLE | done ID | block ID REASON | start ID", description: "edit the open tasks" },
-  { name: "compact", usage: "/compact", description: "fold the conversation into the summary and rewrite state.toon; shows tokens before/after" },
-  { name: "manifest", usage: "/manifest [N]", description: "the last (or Nth) request's manifest: items, tokens, reasons, cuts" },
-  { name: "window", usage: "/window", description: "what the sliding window holds" },
-  { name: "summary", usage: "/summary", description: "the rolling summary of turns that left the window" },
-  { name: "clear", usage: "/clear", description: "start a new session (the working state is kept)" },
-  { name: "model", usage: "/model [NAME]", description: "show or switch the model" },
-  { name: "approvals", usage: "/approvals [MODE]", description: "show or set approvals: suggest, auto-edit, full-auto" },
-  { name: "resume", usage: "/resume [ID]", description: "switch to another session of this workspace (default: the latest other one)" },
-  { name: "sessions", usage: "/sessions", description: "list this workspace's sessions" },
-  { name: "exit", usage: "/exit", description: "leave valarmind (also Ctrl+D)" },
-];
 
 const out = (title: string, lines: string[], isError = false): CommandOutput => ({ title, lines, ...(isError ? { isError } : {}) });
 
@@ -103,9 +81,8 @@ function windowCommand(session: AgentSession): CommandOutput {
   const limit = session.settings.shortBufferTurns;
   const block = session.settings.windowBlockTurns;
   if (turns.length === 0) return out("window", [`empty (holds up to ${limit} turns, in blocks of ${block})`]);
-  const settled = settledCount(turns.length, block);
   const lines = [
-    `${turns.length}/${limit} turns: ${settled} in settled blocks (condensed in the prompt), ${turns.length - settled} recent (verbatim); at ${limit} the older half folds into the summary`,
+    `${turns.length}/${limit} turns, each as it entered the prompt; the oldest fold into the summary when that is cheaper than keeping them cached (the last ${block} always stay), or at ${limit}`,
   ];
   for (const t of turns) {
     const tools = t.items.filter((i) => i.kind === "tool").length;
@@ -116,51 +93,54 @@ function windowCommand(session: AgentSession): CommandOutput {
   return out("window", lines);
 }
 
-export async function runSlashCommand(session: AgentSession, name: string, args: string): Promise<CommandOutput> {
-  const text = args.trim();
-  switch (name) {
-    case "help":
-      return out("help", [...SLASH_COMMANDS.map((c) => `${c.usage.padEnd(34)} ${c.description}`), "", "Enter sends · Ctrl+J newline · Esc/Ctrl+C aborts a turn · Ctrl+C twice or Ctrl+D exits"]);
-    case "state": {
-      const read = await session.state.read();
-      return out("state", [...renderStateView(read.state, { all: false, color: false, source: session.paths.stateJson }).trimEnd().split("\n"), ...read.notices]);
-    }
-    case "goal":
-      if (text === "") throw new UsageError("usage: /goal TEXT");
-      return changeState(session, (s) => ops.setGoal(s, text));
-    case "now":
-      if (text === "") throw new UsageError("usage: /now TEXT");
-      return changeState(session, (s) => ops.setNow(s, text));
-    case "decide": {
-      const [title = "", why = ""] = text.split(/\s+--\s+/);
-      if (title.trim() === "" || why.trim() === "") throw new UsageError("usage: /decide TITLE -- WHY");
-      return changeState(session, (s) => ops.addDecision(s, title.trim(), why.trim()));
-    }
-    case "task":
-      return changeState(session, taskCommand(text));
-    case "compact":
-      return compactNow(session);
-    case "manifest":
-      return manifestCommand(session, text);
-    case "window":
-      return windowCommand(session);
-    case "summary": {
-      const summary = session.memory.summary;
-      if (!summary) return out("summary", ["no summary yet: the window has not overflowed (or /compact was not run)"]);
-      return out(`summary of turns ${summary.fromTurn}–${summary.throughTurn}`, summary.text.split("\n"));
-    }
-    case "model":
-      if (text === "") return out("model", [`model: ${session.settings.model}`]);
-      session.setModel(text);
-      return out("model", [`model set to ${text} for this session`]);
-    case "approvals": {
-      const gate = session.tools.approvals;
-      if (text === "") return out("approvals", [`mode: ${gate.mode()}`, ...gate.sessionAllowances().map((a) => `allowed this session: ${a}`)]);
-      if (!APPROVAL_MODES.includes(text as ApprovalMode)) throw new UsageError(`unknown approval mode '${text}'`, { hint: `Use one of: ${APPROVAL_MODES.join(", ")}.` });
-      gate.setMode(text as ApprovalMode);
-      return out("approvals", [`approvals set to ${text}`]);
-    }
-    default:
-      throw new UsageError(`unknown command /${name}`, { hint: "Type /help for the list." });
-  }
+/** The core commands that act on the session the controller holds. */
+export type SessionCommandName = Exclude<CoreCommandName, "clear" | "resume" | "sessions">;
+
+type SessionCommand = (session: AgentSession, args: string) => Promise<CommandOutput> | CommandOutput;
+
+/** One entry per catalogue command of the core: the compiler refuses a catalogue entry left out. */
+const SESSION_COMMANDS: Record<SessionCommandName, SessionCommand> = {
+  state: async (session) => {
+    const read = await session.state.read();
+    return out("state", [...renderStateView(read.state, { all: false, color: false, source: session.paths.stateJson }).trimEnd().split("\n"), ...read.notices]);
+  },
+  goal: (session, text) => {
+    if (text === "") throw new UsageError("usage: /goal TEXT");
+    return changeState(session, (s) => ops.setGoal(s, text));
+  },
+  now: (session, text) => {
+    if (text === "") throw new UsageError("usage: /now TEXT");
+    return changeState(session, (s) => ops.setNow(s, text));
+  },
+  decide: (session, text) => {
+    const [title = "", why = ""] = text.split(/\s+--\s+/);
+    if (title.trim() === "" || why.trim() === "") throw new UsageError("usage: /decide TITLE -- WHY");
+    return changeState(session, (s) => ops.addDecision(s, title.trim(), why.trim()));
+  },
+  task: (session, text) => changeState(session, taskCommand(text)),
+  compact: (session) => compactNow(session),
+  manifest: (session, text) => manifestCommand(session, text),
+  cost: (session) => out("cost", costLines(session.cost.figures(session.settings.prices), session.settings.prices)),
+  window: (session) => windowCommand(session),
+  summary: (session) => {
+    const summary = session.memory.summary;
+    if (!summary) return out("summary", ["no summary yet: the window has not overflowed (or /compact was not run)"]);
+    return out(`summary of turns ${summary.fromTurn}–${summary.throughTurn}`, summary.text.split("\n"));
+  },
+  model: (session, text) => {
+    if (text === "") return out("model", [`model: ${session.settings.model}`]);
+    session.setModel(text);
+    return out("model", [`model set to ${text} for this session`]);
+  },
+  approvals: (session, text) => {
+    const gate = session.tools.approvals;
+    if (text === "") return out("approvals", [`mode: ${gate.mode()}`, ...gate.sessionAllowances().map((a) => `allowed this session: ${a}`)]);
+    if (!APPROVAL_MODES.includes(text as ApprovalMode)) throw new UsageError(`unknown approval mode '${text}'`, { hint: `Use one of: ${APPROVAL_MODES.join(", ")}.` });
+    gate.setMode(text as ApprovalMode);
+    return out("approvals", [`approvals set to ${text}`]);
+  },
+};
+
+export async function runSlashCommand(session: AgentSession, name: SessionCommandName, args: string): Promise<CommandOutput> {
+  return SESSION_COMMANDS[name](session, args.trim());
 }

@@ -6,6 +6,7 @@ export interface ChatOptions {
   continue?: boolean;
   resume?: string;
   json?: boolean;
+  outputFormat?: string;
   model?: string;
   approvals?: string;
   yes?: boolean;
@@ -20,6 +21,27 @@ export interface ChatOptions {
 const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto"];
 const SANDBOX_MODES = ["workspace-write", "read-only", "off"];
 const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high"];
+export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** What `chat -p` prints on stdout: --output-format, or stream-json for --json, else the answer as text. */
+export function headlessFormat(opts: Pick<ChatOptions, "json" | "outputFormat">): OutputFormat {
+  if (opts.json) return "stream-json";
+  return OUTPUT_FORMATS.find((f) => f === opts.outputFormat) ?? "text";
+}
+
+function checkOutputFormat(opts: ChatOptions): void {
+  const format = opts.outputFormat;
+  if (format !== undefined && !(OUTPUT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--output-format must be one of ${OUTPUT_FORMATS.join(", ")}, got '${format}'`, { hint: "Pass one of those, e.g. --output-format json for one result object." });
+  }
+  if (opts.json && format !== undefined && format !== "stream-json") {
+    throw new UsageError(`--json is --output-format stream-json, so it cannot go with --output-format ${format}`, { hint: "Pass one of them: --output-format json for one result object, --json for one event per line." });
+  }
+  if (format !== undefined && opts.print === undefined) {
+    throw new UsageError("--output-format needs -p MESSAGE (it formats the output of one headless turn)", { hint: "Pass -p MESSAGE with --output-format, or leave it out for the REPL." });
+  }
+}
 
 /** `valarmind chat`: the REPL, or one headless turn with -p. Options only; the work is imported lazily. */
 export function registerChat(program: Command): void {
@@ -29,7 +51,8 @@ export function registerChat(program: Command): void {
     .option("-p, --print <message>", "headless: run one turn with MESSAGE and print the final answer ('-' reads stdin)")
     .option("-c, --continue", "continue the latest session of this workspace")
     .option("-r, --resume <id>", "resume session ID (an id, unique prefix, or transcript file)")
-    .option("--json", "with -p: print one JSON event per line instead of the answer")
+    .option("--json", "with -p: print one JSON event per line instead of the answer (same as --output-format stream-json)")
+    .option("--output-format <format>", "with -p: text (the answer, the default) | json (one result object at the end) | stream-json (one JSON event per line)")
     .option("-m, --model <model>", "model to use (overrides config and VALARMIND_MODEL)")
     .option("--approvals <mode>", "approval mode: suggest | auto-edit | full-auto")
     .option("-y, --yes", "headless: allow file edits and shell commands without asking (same as --approvals full-auto)")
@@ -53,6 +76,7 @@ export function registerChat(program: Command): void {
         throw new UsageError("--model needs a model name, got ''", { hint: "Pass a model name (e.g. --model gpt-5-mini), or leave --model out to use the configured one." });
       }
       if (opts.continue && opts.resume !== undefined) throw new UsageError("use either --continue or --resume ID, not both", { hint: "Pass --continue for the latest session, or --resume ID for another one." });
+      checkOutputFormat(opts);
       if (opts.json && opts.print === undefined) throw new UsageError("--json needs -p MESSAGE (it prints the events of one headless turn)", { hint: "Pass -p MESSAGE with --json, or leave --json out for the REPL." });
       const { runChat } = await import("../actions/chat.ts");
       process.exitCode = await runChat(opts);

@@ -1,6 +1,6 @@
 /**
- * The working set: one piece per item, in insertion order (a new item appends, so the pieces
- * before it keep their cached tokens). The reason records the item's source and its priority as
+ * The working set: one piece per item, in insertion order. It changes only when the window folds
+ * (items enter with their folded turns, and leave then), so it sits in the cached prefix (ADR 0074). The reason records the item's source and its priority as
  * the overflow policy sees it, attention boost included. Items are file contents and tool output:
  * data, sent in a user message and escaped so they cannot close their tag.
  */
@@ -10,7 +10,7 @@ import { tagged, type Piece, type Section } from "../section.ts";
 export const workingSetSection: Section = {
   id: "working_set",
   region: "working_set",
-  stable: false,
+  stable: true,
   placement: "message",
   role: "user",
   type: "working_set_item",

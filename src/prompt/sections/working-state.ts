@@ -45,7 +45,8 @@ function encodeOnce(state: WorkingState, cap: number, count: (text: string) => n
 export const workingStateSection: Section = {
   id: "working_state",
   region: "state",
-  stable: false,
+  // The snapshot: it changes only at a fold, when the prefix breaks anyway (ADR 0074).
+  stable: true,
   placement: "message",
   role: "user",
   type: "working_state",

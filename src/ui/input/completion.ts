@@ -1,6 +1,6 @@
 /** Where a completion applies in the buffer and how accepting one rewrites it. Pure. */
+import type { SlashCommandInfo } from "../../agent/front-end-contract.ts";
 import type { EditorBuffer } from "./editor-buffer.ts";
-import { slashUsage } from "../slash/slash-catalog.ts";
 
 export type CompletionContext =
   | { kind: "command"; query: string; start: number; end: number }
@@ -45,12 +45,10 @@ export function applyCompletion(buffer: EditorBuffer, context: CompletionContext
   return { text, cursor: context.start + inserted.length };
 }
 
-export function filterCommands(
-  commands: ReadonlyArray<{ name: string; usage: string; description: string }>,
-  query: string,
-): CompletionItem[] {
+/** The catalogue's commands whose name starts with the query, in catalogue order. */
+export function filterCommands(commands: readonly SlashCommandInfo[], query: string): CompletionItem[] {
   const q = query.toLowerCase();
   return commands
     .filter((command) => command.name.toLowerCase().startsWith(q))
-    .map((command) => ({ value: command.name, label: slashUsage(command.usage), detail: command.description }));
+    .map((command) => ({ value: command.name, label: command.usage, detail: command.description }));
 }

@@ -1,6 +1,6 @@
 import { Box, Text, useInput, usePaste } from "ink";
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { CommandInfo } from "../slash/slash-catalog.ts";
+import type { SlashCommandInfo } from "../../agent/front-end-contract.ts";
 import { useTheme } from "../theme-context.tsx";
 import { applyCompletion, completionContext } from "./completion.ts";
 import { CompletionMenu } from "./completion-menu.tsx";
@@ -17,7 +17,7 @@ export interface PromptInputProps {
   busy: boolean;
   /** Saved history, oldest first; the editor starts browsing from its end. */
   history: readonly string[];
-  commands: readonly CommandInfo[];
+  commands: readonly SlashCommandInfo[];
   completePath: (prefix: string) => Promise<string[]>;
   /** `text` has pasted chips expanded; `display` is what the editor showed. */
   onSubmit: (text: string, display: string) => void;

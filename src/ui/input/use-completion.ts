@@ -3,7 +3,8 @@
  * through `completePath` (answers to an outdated query are dropped).
  */
 import { useEffect, useMemo, useState } from "react";
-import type { CommandInfo } from "../slash/slash-catalog.ts";
+import { describeError } from "../../errors.ts";
+import type { SlashCommandInfo } from "../../agent/front-end-contract.ts";
 import { completionContext, filterCommands, type CompletionContext, type CompletionItem } from "./completion.ts";
 import type { EditorBuffer } from "./editor-buffer.ts";
 
@@ -16,7 +17,7 @@ const MAX_PATHS = 50;
 
 export function useCompletion(
   buffer: EditorBuffer,
-  commands: readonly CommandInfo[],
+  commands: readonly SlashCommandInfo[],
   completePath: (prefix: string) => Promise<string[]>,
   onError: (message: string) => void,
 ): CompletionState {
@@ -35,7 +36,7 @@ export function useCompletion(
         }
       },
       (error: unknown) => {
-        if (current) onError(`path completion failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (current) onError(`path completion failed: ${describeError(error)}`);
       },
     );
     return () => {

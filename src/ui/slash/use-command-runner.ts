@@ -1,8 +1,11 @@
-/** Runs a core slash command and appends its output panel; one command at a time. */
+/**
+ * Runs a core slash command and appends its output panel; one command at a time. A name outside
+ * the catalogue is answered here, without asking the core.
+ */
 import { useCallback, useRef, useState } from "react";
-import type { ChatController } from "../../agent/front-end-contract.ts";
+import { findSlashCommand, unknownCommandOutput, type ChatController, type SlashCommandInfo } from "../../agent/front-end-contract.ts";
+import { describeError } from "../../errors.ts";
 import type { ReplAction } from "../transcript/repl-reducer.ts";
-import type { CommandInfo } from "./slash-catalog.ts";
 
 export interface CommandRunner {
   /** The command line being run, if any. */
@@ -15,26 +18,15 @@ export interface CommandRunner {
 export function useCommandRunner(
   controller: ChatController,
   dispatch: (action: ReplAction) => void,
-  catalog: readonly CommandInfo[],
+  catalog: readonly SlashCommandInfo[],
   onDone: () => void,
 ): CommandRunner {
   const [running, setRunning] = useState<string | undefined>(undefined);
   const inFlight = useRef(false);
   const run = useCallback(
     (name: string, args: string, display: string) => {
-      if (!catalog.some((command) => command.name === name)) {
-        dispatch({
-          type: "append",
-          item: {
-            kind: "command",
-            command: display,
-            output: {
-              title: `Unknown command /${name}`,
-              lines: ["Type /help for the list of commands."],
-              isError: true,
-            },
-          },
-        });
+      if (!findSlashCommand(catalog, name)) {
+        dispatch({ type: "append", item: { kind: "command", command: display, output: unknownCommandOutput(name) } });
         return;
       }
       inFlight.current = true;
@@ -51,7 +43,7 @@ export function useCommandRunner(
                 command: display,
                 output: {
                   title: `/${name} failed`,
-                  lines: [error instanceof Error ? error.message : String(error)],
+                  lines: [describeError(error)],
                   isError: true,
                 },
               },

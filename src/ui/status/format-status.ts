@@ -29,6 +29,8 @@ export interface StatusFields {
   share: number;
   cached: string;
   session: string;
+  /** The session's effective input (uncached + 0.1 × cached) and, with prices set, its cost. */
+  effective: string;
   approvals: string;
   goal: string;
   now: string;
@@ -39,8 +41,10 @@ export function statusFields(status: StatusSnapshot): StatusFields {
     model: status.model,
     prompt: `${formatTokens(status.promptTokens)}/${formatTokens(status.budgetTokens)}`,
     share: status.budgetTokens > 0 ? status.promptTokens / status.budgetTokens : 0,
-    cached: status.cachedShare === undefined ? "–" : formatPercent(status.cachedShare),
+    // The session's cached share once any usage is in (what the cost depends on); else the last request's.
+    cached: status.cost && status.cost.requests > 0 ? formatPercent(status.cost.cachedShare) : status.cachedShare === undefined ? "–" : formatPercent(status.cachedShare),
     session: formatTokens(status.sessionTokens),
+    effective: status.cost && status.cost.requests > 0 ? `${formatTokens(Math.round(status.cost.effectiveInput))}${status.cost.usd !== undefined ? ` $${status.cost.usd.toFixed(2)}` : ""}` : "–",
     approvals: status.approvals,
     goal: status.goal.trim() === "" ? "(no goal set: /goal TEXT)" : status.goal,
     now: status.now.trim(),

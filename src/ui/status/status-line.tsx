@@ -13,8 +13,9 @@ interface StatusLineProps {
 }
 
 /**
- * Two lines: the request figures (model, prompt/budget with a bar, cached share of the last
- * request, session tokens, approvals mode), then the goal and `now` from the working state.
+ * Two lines: the request figures (model, prompt/budget with a bar, the session's cached share,
+ * session tokens, effective input and its price when prices are set, approvals mode), then the
+ * goal and `now` from the working state.
  */
 export const StatusLine = memo(function StatusLine({ status }: StatusLineProps) {
   const theme = useTheme();
@@ -36,6 +37,9 @@ export const StatusLine = memo(function StatusLine({ status }: StatusLineProps) 
         {sep}
         {theme.dim("session ")}
         {fields.session}
+        {sep}
+        {theme.dim("eff ")}
+        {fields.effective}
         {sep}
         {theme.dim(fields.approvals)}
       </Text>

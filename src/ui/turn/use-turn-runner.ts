@@ -2,6 +2,7 @@
 import { useCallback, useRef, useState } from "react";
 import type { ChatController } from "../../agent/front-end-contract.ts";
 import type { AgentEvent } from "../../agent/events.ts";
+import { describeError } from "../../errors.ts";
 import type { ReplAction } from "../transcript/repl-reducer.ts";
 import { consumeTurn } from "./consume-turn.ts";
 
@@ -60,7 +61,7 @@ export function useTurnRunner(
 
 /** A core that throws is a bug: say so plainly, keep the REPL alive, and show no stack trace. */
 function reportCrash(dispatch: (action: ReplAction) => void, error: unknown): void {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeError(error);
   dispatch({
     type: "agent",
     event: {

@@ -5,10 +5,12 @@
  */
 import { lastUserText, toolOutputsThisTurn, type FakeToolCall } from "../../support/fake-responses-server.ts";
 import { BENCH_TURNS } from "./bench-conversation.ts";
+import { fakeFoldSummary, isFoldRequest } from "./cost-model.ts";
 import { answerText } from "./bench-prose.ts";
 
+/** A fold request: the separate summary request, or one riding the turn request's cache (cost-model.ts). */
 export function isSummaryRequest(body: Record<string, unknown>): boolean {
-  return String(body.instructions ?? "").includes("You maintain the rolling summary");
+  return isFoldRequest(body);
 }
 
 /**
@@ -16,6 +18,7 @@ export function isSummaryRequest(body: Record<string, unknown>): boolean {
  * and the start of the answer), taken from the summary request alone — it knows nothing else.
  */
 export function fakeSummary(body: Record<string, unknown>): string {
+  if (!String(body.instructions ?? "").includes("You maintain the rolling summary")) return fakeFoldSummary(body);
   const text = JSON.stringify(body.input ?? []).replaceAll("\\n", "\n");
   const previous = /<conversation_summary[^>]*>\n([\s\S]*?)<\/conversation_summary>/.exec(text)?.[1]?.trim() ?? "";
   const folded = /<turns_to_fold[^>]*>\n([\s\S]*?)<\/turns_to_fold>/.exec(text)?.[1] ?? "";

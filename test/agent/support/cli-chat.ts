@@ -17,6 +17,7 @@ import type { FakeResponsesServer } from "../../support/fake-responses-server.ts
 const CLEARED = [
   "OPENAI_API_KEY",
   "OPENAI_BASE_URL",
+  "VALARMIND_WIRE_API",
   "VALARMIND_MODEL",
   "VALARMIND_REASONING_EFFORT",
   "VALARMIND_APPROVALS",

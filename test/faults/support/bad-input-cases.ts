@@ -276,6 +276,18 @@ const flagCases: BadInputCase[] = [
     run: (t) => t.cli(["chat", "-p", "-"], {}, ""),
   },
   flag("chat-json-without-print", ["chat", "--json"], "`chat --json` without -p", "--json needs -p MESSAGE", "--json"),
+  flag("chat-output-format", ["chat", "-p", "x", "--output-format", "yaml"], "`chat --output-format yaml`", "--output-format must be one of text, json, stream-json", "--output-format"),
+  flag("chat-output-format-and-json", ["chat", "-p", "x", "--json", "--output-format", "json"], "`chat --json --output-format json`", "--json is --output-format stream-json, so it cannot go with --output-format json", "--output-format"),
+  {
+    ...flag("chat-stdin-too-large", ["chat", "-p", "explain"], "`chat -p explain` with 1 MiB + 1 byte piped in", "piped standard input is larger than the 1048576 bytes (1 MiB) chat -p takes; pipe only the part that matters", "1 MiB"),
+    run: (t) => t.cli(["chat", "-p", "explain"], {}, "x".repeat(1024 * 1024 + 1)),
+    hint: /Pipe only the part that matters/,
+  },
+  {
+    ...flag("chat-stdin-binary", ["chat", "-p", "explain"], "`chat -p explain` with binary input piped in (a NUL byte)", "piped standard input looks binary (a NUL byte at offset N); chat -p takes text only", "NUL byte"),
+    run: (t) => t.cli(["chat", "-p", "explain"], {}, "PNG\u0000\u0001"),
+    hint: /Pipe text/,
+  },
   flag("chat-continue-and-resume", ["chat", "-p", "x", "--continue", "--resume", "abcd"], "`chat --continue --resume abcd`", "use either --continue or --resume ID, not both", "--continue"),
   flag("chat-resume-unknown", ["chat", "-p", "x", "--resume", "abcd1234"], "`chat --resume abcd1234` (no such session)", "no session 'abcd1234' in <sessions dir>", "abcd1234"),
   flag("chat-unknown-flag", ["chat", "-p", "x", "--frobnicate"], "`chat --frobnicate`", "unknown option '--frobnicate' (run valarmind --help for usage)", "--frobnicate"),
@@ -435,7 +447,7 @@ const modelCases: BadInputCase[] = [
   model("model-404-model", "HTTP 404 `model_not_found`", "the model 'gpt-x' does not exist …; pick a model with --model", () => [httpError(404, { message: "The model `gpt-x` does not exist or you do not have access to it.", code: "model_not_found" })], () => "model"),
   {
     area: "model", name: "model-404-no-endpoint", input: "OPENAI_BASE_URL points at a server without `/responses` (HTTP 404)", code: 1,
-    gist: "<url>/responses: 404; it is not an OpenAI Responses API server; point OPENAI_BASE_URL at one", kept: "the user's message in the transcript",
+    gist: "<url>/responses: 404, the server has no /responses; set wireApi to chat (VALARMIND_WIRE_API=chat) if it speaks Chat Completions, else fix the base URL", kept: "the user's message in the transcript",
     run: (t) => t.chat("hello", [], { OPENAI_BASE_URL: `${t.server.url}/nothing-here` }), names: (t) => `${t.server.url}/nothing-here`,
   },
   model("model-429-retry-after", "HTTP 429 with `retry-after: 0`, four times", "rate limited … after 3 retries", () => Array.from({ length: 4 }, () => fixtureError("error_429", { headers: { "retry-after": "0" } })), () => "429", 1),

@@ -60,6 +60,8 @@ export async function* scriptedConversation(options: ScriptOptions): AsyncGenera
   const memory = new ShortTermMemory({ ...settings, overflowPolicy: "priority", countTokens: count });
   const summarizer = new ExtractiveSummarizer();
   let state: WorkingState = fullState();
+  // The state as the cached part shows it, refreshed at folds as the agent does (ADR 0074).
+  let snapshot = { turn: 0, state };
   const start = new Date("2026-01-31T09:00:00Z").getTime();
   for (let turn = 1; turn <= options.turns; turn++) {
     const file = FILES[turn % FILES.length] ?? "src/parser.ts";
@@ -78,7 +80,7 @@ export async function* scriptedConversation(options: ScriptOptions): AsyncGenera
         now,
         tools: options.tools,
         ...(options.regions && { regions: options.regions }),
-        sources: { state, project: { path: "VALARMIND.md", text: INSTRUCTIONS } },
+        sources: { state, stateSnapshot: snapshot, project: { path: "VALARMIND.md", text: INSTRUCTIONS } },
         memory: memory.view(),
         task: { userText, items: [...items] },
       });
@@ -93,8 +95,9 @@ export async function* scriptedConversation(options: ScriptOptions): AsyncGenera
     const windowItems = items.map((item) => (item.kind === "tool" ? { ...item, output: `read ${JSON.parse(item.arguments).path}: 40 lines` } : item));
     const done: Turn = { turn, user: userText, items: windowItems, stopReason: "completed" };
     memory.endTurn(done);
-    await memory.slide(summarizer);
-    if (turn % 3 === 0) memory.workingSet.add({ content: fileBody(file, turn, 4), source: "read_file", tags: [file], priority: 0.6 });
+    if (await memory.slide(summarizer)) snapshot = { turn, state };
+    // A long read of this turn: it enters the working set when the turn folds (ADR 0074).
+    if (turn % 3 === 0) memory.holdBack(turn, { content: fileBody(file, turn, 4), source: "read_file", tags: [file], priority: 0.6 });
     if (turn % 5 === 0) state = { ...state, now: `Working on ${file} (turn ${turn})` };
   }
 }

@@ -57,9 +57,9 @@ describe("completion", () => {
 
   test("commands filter by prefix", () => {
     const commands = [
-      { name: "compact", usage: "compact", description: "" },
-      { name: "clear", usage: "clear", description: "" },
-      { name: "goal", usage: "goal TEXT", description: "" },
+      { name: "compact", usage: "/compact", description: "", runs: "core" as const },
+      { name: "clear", usage: "/clear", description: "", runs: "core" as const },
+      { name: "goal", usage: "/goal TEXT", description: "", runs: "core" as const },
     ];
     expect(filterCommands(commands, "c").map((item) => item.value)).toEqual(["compact", "clear"]);
   });

@@ -19,6 +19,7 @@ import {
   toolOutputsThisTurn,
   type FakeResponse,
 } from "../../support/fake-responses-server.ts";
+import { isFoldRequest } from "../../agent/support/cost-model.ts";
 import { closeRealApps, KEYS, openRealApp, type RealApp } from "./real-app.tsx";
 
 afterEach(closeRealApps);
@@ -32,7 +33,7 @@ const TEST_MS = 20_000;
 const STACK_FRAME = /^\s+at .+:\d+/m;
 
 function isSummaryRequest(body: Record<string, unknown>): boolean {
-  return String(body.instructions ?? "").includes("You maintain the rolling summary");
+  return isFoldRequest(body);
 }
 
 /** Every answer echoes the user's message; summary requests get `summary`. */

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { parseSlash } from "../../../src/ui/slash/parse-slash.ts";
-import { commandCatalog, helpOutput, resolveAlias } from "../../../src/ui/slash/slash-catalog.ts";
 
 describe("parseSlash", () => {
   test("name and arguments", () => {
@@ -12,12 +11,5 @@ describe("parseSlash", () => {
   test("paths and plain text are messages, not commands", () => {
     expect(parseSlash("/usr/bin/env is missing")).toBeUndefined();
     expect(parseSlash("hello /help")).toBeUndefined();
-  });
-
-  test("the catalog adds /help and /exit; aliases resolve", () => {
-    const catalog = commandCatalog([{ name: "state", usage: "state", description: "show" }]);
-    expect(catalog.map((command) => command.name)).toEqual(["exit", "help", "state"]);
-    expect(resolveAlias("quit")).toBe("exit");
-    expect(helpOutput(catalog).lines.some((line) => line.startsWith("/state"))).toBe(true);
   });
 });

@@ -1,0 +1,143 @@
+#!/usr/bin/env bun
+/**
+ * `bun run build`: valarmind as one executable (Bun's runtime, the code, the prompt texts and the
+ * o200k ranks in a single file; docs/adr/0080-package-and-single-binary.md).
+ *
+ *   bun scripts/build.ts                 # dist/valarmind for this machine, then dist/valarmind-<platform> for each of
+ *                                        # linux-x64, linux-arm64, darwin-arm64 (cross-compiled)
+ *   bun scripts/build.ts --host          # dist/valarmind only
+ *   bun scripts/build.ts --outdir DIR    # somewhere else than dist/
+ *
+ * Cross-compiling fetches that platform's Bun runtime from the npm registry once (then it is cached
+ * in ~/.bun/install/cache). A platform that cannot be built is reported with the reason and skipped;
+ * the exit code is 1 only when the binary for this machine could not be built.
+ */
+import { linkSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { BunPlugin } from "bun";
+
+const ROOT = resolve(import.meta.dir, "..");
+const ENTRY = join(ROOT, "src/cli/main.ts");
+
+/** The platforms released as single executables, as `dist/valarmind-<platform>`. */
+export const PLATFORMS = ["linux-x64", "linux-arm64", "darwin-arm64"] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/**
+ * ink imports `react-devtools-core` (an optional peer, not installed) from a module it loads only
+ * when DEV=true and the package resolves; the bundler still has to resolve it. An empty module in
+ * its place: in the executable `import.meta.resolve` finds no such package, so devtools stay off.
+ */
+const devtoolsStub: BunPlugin = {
+  name: "react-devtools-core-stub",
+  setup(build) {
+    build.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: "react-devtools-core", namespace: "valarmind-stub" }));
+    build.onLoad({ filter: /.*/, namespace: "valarmind-stub" }, () => ({
+      contents: "export default { initialize() {}, connectToDevTools() {} };",
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * The oldest Bun this build was verified with. Older ones either refuse ESM bytecode (1.3.0) or may
+ * not know the autoload options and would build a binary that loads a repository's `.env`.
+ */
+export const MIN_BUILD_BUN = "1.4.5";
+
+export interface BuiltBinary {
+  path: string;
+  bytes: number;
+  ms: number;
+}
+
+/**
+ * Compiles src/cli/main.ts into `outfile`, for `platform` (default: this machine). Throws with Bun's
+ * messages when the build fails.
+ */
+export async function buildBinary(outfile: string, platform?: Platform): Promise<BuiltBinary> {
+  if (!Bun.semver.satisfies(Bun.version, `>=${MIN_BUILD_BUN}`)) {
+    throw new Error(`building the single executable needs Bun ${MIN_BUILD_BUN} or later (this is ${Bun.version}); upgrade with 'bun upgrade'`);
+  }
+  const started = performance.now();
+  const result = await Bun.build({
+    entrypoints: [ENTRY],
+    plugins: [devtoolsStub],
+    minify: true,
+    // Precompiled bytecode: `--version` starts in ~22 ms instead of ~115 ms (parsing the bundle),
+    // for ~8 MB more. ESM keeps the entry's top-level await.
+    bytecode: true,
+    format: "esm",
+    throw: false,
+    compile: {
+      outfile,
+      ...(platform !== undefined ? { target: `bun-${platform}` as const } : {}),
+      // Security (docs/security.md): the user's repository is the working directory, and its
+      // `.env` or `bunfig.toml` must never be loaded; bin/valarmind passes the same as flags.
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+      autoloadTsconfig: false,
+      autoloadPackageJson: false,
+    },
+  });
+  if (!result.success) {
+    throw new Error(result.logs.map((log) => String(log)).join("\n") || "bun build --compile failed without a message");
+  }
+  return { path: outfile, bytes: statSync(outfile).size, ms: performance.now() - started };
+}
+
+/** This machine as one of PLATFORMS, or undefined when it is not one of them. */
+export function hostPlatform(): Platform | undefined {
+  const name = `${process.platform}-${process.arch}`;
+  return PLATFORMS.find((p) => p === name);
+}
+
+function describe(built: BuiltBinary): string {
+  return `${relative(process.cwd(), built.path) || built.path}  ${(built.bytes / 1024 / 1024).toFixed(1)} MB  ${Math.round(built.ms)} ms`;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { host: { type: "boolean", default: false }, outdir: { type: "string", default: join(ROOT, "dist") } },
+  });
+  const outdir = resolve(values.outdir);
+  mkdirSync(outdir, { recursive: true });
+  const hostFile = join(outdir, "valarmind");
+  let host: BuiltBinary;
+  try {
+    host = await buildBinary(hostFile);
+  } catch (error) {
+    process.stderr.write(`valarmind build: could not build ${hostFile}:\n${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  process.stdout.write(`built ${describe(host)}\n`);
+  if (values.host) return 0;
+
+  const skipped: string[] = [];
+  const native = hostPlatform();
+  for (const platform of PLATFORMS) {
+    const outfile = join(outdir, `valarmind-${platform}`);
+    rmSync(outfile, { force: true });
+    if (platform === native) {
+      // The same file as dist/valarmind; a hard link costs no space.
+      linkSync(hostFile, outfile);
+      process.stdout.write(`built ${describe({ ...host, path: outfile, ms: 0 })} (this machine: same file as ${relative(process.cwd(), hostFile)})\n`);
+      continue;
+    }
+    try {
+      process.stdout.write(`built ${describe(await buildBinary(outfile, platform))}\n`);
+    } catch (error) {
+      const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+      skipped.push(platform);
+      process.stderr.write(
+        `valarmind build: skipped ${platform}: ${reason}\n` +
+          `  Cross-compiling downloads Bun's ${platform} runtime from the npm registry; without network access, run 'bun run build' on a ${platform} machine.\n`,
+      );
+    }
+  }
+  if (skipped.length > 0) process.stderr.write(`valarmind build: not built: ${skipped.join(", ")}\n`);
+  return 0;
+}
+
+if (import.meta.main) process.exit(await main());

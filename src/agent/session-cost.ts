@@ -1,0 +1,91 @@
+/**
+ * What a session has cost so far, from the API's usage of every request it sent (turn and fold
+ * requests alike): input, the cached part of it, output, the cached share, the effective input
+ * (uncached + 0.1 × cached: what the input costs in fresh-token terms when a cached token is
+ * priced at a tenth) and, when the model's prices are set in settings, an estimate in USD.
+ * The REPL's status line and `/cost` show it; headless `--output-format json` carries it.
+ */
+import type { Settings } from "../config/settings-schema.ts";
+import { CACHED_PRICE } from "../memory/fold-economics.ts";
+
+export interface UsageFigures {
+  input: number;
+  cached: number;
+  output: number;
+}
+
+export interface CostFigures {
+  requests: number;
+  /** Of `requests`, the fold (summary) requests. */
+  foldRequests: number;
+  input: number;
+  cached: number;
+  output: number;
+  /** cached / input; 0 before any usage. */
+  cachedShare: number;
+  /** uncached + 0.1 × cached. */
+  effectiveInput: number;
+  /** USD, when `prices` are set in settings. */
+  usd?: number;
+}
+
+export type Prices = NonNullable<Settings["prices"]>;
+
+/** USD for the figures at `prices` (per million tokens); cached input at `cachedInput`, else a tenth of `input`. */
+export function priceOf(figures: Pick<CostFigures, "input" | "cached" | "output">, prices: Prices): number {
+  const cachedPrice = prices.cachedInput ?? prices.input * CACHED_PRICE;
+  return ((figures.input - figures.cached) * prices.input + figures.cached * cachedPrice + figures.output * prices.output) / 1_000_000;
+}
+
+export class SessionCost {
+  private requests = 0;
+  private foldRequests = 0;
+  private input = 0;
+  private cached = 0;
+  private output = 0;
+
+  add(usage: UsageFigures, kind: "turn" | "fold"): void {
+    this.requests += 1;
+    if (kind === "fold") this.foldRequests += 1;
+    this.input += usage.input;
+    this.cached += Math.min(usage.cached, usage.input);
+    this.output += usage.output;
+  }
+
+  figures(prices?: Prices): CostFigures {
+    const base = {
+      requests: this.requests,
+      foldRequests: this.foldRequests,
+      input: this.input,
+      cached: this.cached,
+      output: this.output,
+      cachedShare: this.input > 0 ? this.cached / this.input : 0,
+      effectiveInput: this.input - this.cached + CACHED_PRICE * this.cached,
+    };
+    return prices ? { ...base, usd: priceOf(base, prices) } : base;
+  }
+}
+
+function tokens(n: number): string {
+  return n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n));
+}
+
+/** `/cost`'s lines. */
+export function costLines(f: CostFigures, prices: Prices | undefined): string[] {
+  if (f.requests === 0) return ["no model call yet in this session"];
+  const lines = [
+    `requests: ${f.requests}${f.foldRequests > 0 ? ` (${f.foldRequests} to fold the window)` : ""}`,
+    `input: ${tokens(f.input)} tokens, ${tokens(f.cached)} of them cached (${(f.cachedShare * 100).toFixed(0)}%)`,
+    `effective input: ${tokens(f.effectiveInput)} tokens (uncached + 0.1 × cached)`,
+    `output: ${tokens(f.output)} tokens`,
+  ];
+  if (prices && f.usd !== undefined) lines.push(`estimate: $${f.usd.toFixed(4)} at $${prices.input}/M input, $${prices.cachedInput ?? prices.input * CACHED_PRICE}/M cached, $${prices.output}/M output (settings "prices")`);
+  else lines.push(`no price estimate: set "prices": {"input": …, "output": …} (USD per million tokens) in ~/.config/valarmind/config.json`);
+  return lines;
+}
+
+/** The status line's short form: "cache 87% · eff 12k · $0.0123". */
+export function costShort(f: CostFigures): string {
+  if (f.requests === 0) return "";
+  return `cache ${(f.cachedShare * 100).toFixed(0)}% · eff ${tokens(f.effectiveInput)}${f.usd !== undefined ? ` · $${f.usd.toFixed(4)}` : ""}`;
+}

@@ -1,0 +1,175 @@
+/**
+ * The stdio transport for MCP servers valarmind starts. Like the SDK's, it speaks newline-framed
+ * JSON-RPC over the child's stdin and stdout and gives it a minimal environment; unlike it, the
+ * server runs in a process group of its own, so closing ends whatever the server started too
+ * (`npx` and its node, a shell and its children): stdin is closed, then the group gets SIGTERM,
+ * then SIGKILL. If valarmind exits without closing, an exit hook sends the groups SIGTERM. Its
+ * stderr is kept (the last 2 KiB) to say why a server failed, never shown over the REPL.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+export interface StdioServerParams {
+  command: string;
+  args: readonly string[];
+  /** Added to the minimal environment (HOME, LOGNAME, PATH, SHELL, TERM, USER). */
+  env: Record<string, string>;
+  cwd: string;
+}
+
+const STDERR_TAIL_CHARS = 2048;
+const EXIT_AFTER_STDIN_MS = 500;
+const EXIT_AFTER_TERM_MS = 1000;
+
+/** Process groups started and not yet closed: ended by the exit hook if valarmind leaves first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: nobody left in the group.
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const pid of liveGroups) signalGroup(pid, "SIGTERM");
+  });
+}
+
+function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+export class ProcessGroupStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private child: ChildProcess | undefined;
+  private readonly buffer = new ReadBuffer();
+  private stderr = "";
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  /** How the process ended, once it has. */
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  constructor(private readonly params: StdioServerParams) {}
+
+  start(): Promise<void> {
+    if (this.child) throw new Error("the MCP server process was already started");
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.params.command, [...this.params.args], {
+        cwd: this.params.cwd,
+        env: { ...getDefaultEnvironment(), ...this.params.env },
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+        shell: false,
+      });
+      this.child = child;
+      child.once("error", (error) => {
+        reject(error);
+        this.onerror?.(error);
+      });
+      child.once("spawn", () => {
+        if (child.pid !== undefined) {
+          installExitHook();
+          liveGroups.add(child.pid);
+        }
+        resolve();
+      });
+      child.once("exit", (code, signal) => {
+        this.exit = { code, signal };
+        this.finish();
+      });
+      child.stdout?.on("data", (chunk: Buffer) => {
+        try {
+          this.buffer.append(chunk);
+        } catch (error) {
+          // One message over the buffer's 10 MB: the stream cannot be resynchronised, so the server ends.
+          this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+          void this.close();
+          return;
+        }
+        this.readMessages();
+      });
+      child.stderr?.on("data", (chunk: Buffer) => {
+        this.stderr = (this.stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
+      });
+      child.stdin?.on("error", (error) => this.onerror?.(error));
+    });
+  }
+
+  private readMessages(): void {
+    for (;;) {
+      try {
+        const message = this.buffer.readMessage();
+        if (message === null) return;
+        this.onmessage?.(message);
+      } catch (error) {
+        // A line that is not JSON-RPC (a stray print) is reported and skipped.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  }
+
+  /** Why the process is gone, for a notice: its exit status and the end of its stderr. */
+  describeExit(): string | undefined {
+    if (!this.exit) return undefined;
+    const status = this.exit.signal !== null ? `ended by ${this.exit.signal}` : `exited with code ${this.exit.code ?? "?"}`;
+    const last = this.stderr.trim().split("\n").slice(-3).join(" | ");
+    return last === "" ? status : `${status}; its stderr ended with: ${last}`;
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed || this.exit) return Promise.reject(new Error("the MCP server process is not running"));
+    return new Promise((resolve, reject) => {
+      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /** Ends the process group; every call waits for the same ending. */
+  close(): Promise<void> {
+    this.closing ??= this.end();
+    return this.closing;
+  }
+
+  private async end(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.closed = true;
+    const pid = child.pid;
+    child.stdin?.end();
+    if (pid !== undefined) {
+      if (!(await exited(child, EXIT_AFTER_STDIN_MS))) {
+        signalGroup(pid, "SIGTERM");
+        await exited(child, EXIT_AFTER_TERM_MS);
+      }
+      // Whatever the server started and left in its group goes with it.
+      signalGroup(pid, "SIGKILL");
+      liveGroups.delete(pid);
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    const notify = this.onclose;
+    this.onclose = undefined;
+    this.buffer.clear();
+    notify?.();
+  }
+}

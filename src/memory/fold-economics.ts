@@ -1,0 +1,76 @@
+/**
+ * When to fold the window, by cost (issue 12, docs/adr/0074-cache-aware-memory.md). Prices follow
+ * the provider's prompt cache: a cached input token costs a tenth of a fresh one, so a token that
+ * stays in an unchanged prefix costs 0.1 per request, and a token re-sent after the prefix breaks
+ * costs 1.
+ *
+ * Keeping a turn that could fold costs "rent": 0.1 × its tokens on every request. Folding costs
+ * once: everything after the fold point that was cached is re-sent (the new summary, the state
+ * snapshot and the kept turns, at 0.9 more each), plus the fold request itself, which rides the
+ * cache (0.1 × its prefix, and its own message at full price). Nobody knows how long a session
+ * will run, so the rule is the classic rent-or-buy one: keep paying rent until the rent the
+ * foldable turns have paid since they could fold reaches what a fold costs, then fold them — never
+ * more than twice the cost of the best choice made in hindsight. The most recent `keepTurns`
+ * always stay verbatim; a full window (`maxTurns`) folds whatever the sums say.
+ *
+ *   const d = foldDecision({ turns: [{ turn: 3, tokens: 900 }, ...], lastTurn: 14, ... });
+ *   if (d.fold > 0) fold the oldest d.fold turns; d.why says why, in one line.
+ */
+
+/** Price of a cached input token relative to a fresh one. */
+export const CACHED_PRICE = 0.1;
+
+export interface FoldEconomicsInput {
+  /** The window's turns, oldest first: number and tokens as rendered. */
+  turns: ReadonlyArray<{ turn: number; tokens: number }>;
+  /** The last finished turn. */
+  lastTurn: number;
+  summaryTokens: number;
+  /** Tokens before the summary that a fold leaves cached: tools, instructions. */
+  fixedTokens: number;
+  /** The state snapshot, re-rendered at a fold (after the summary, so re-sent). */
+  stateTokens: number;
+  /** Model calls per turn so far in this session (≥ 1). */
+  requestsPerTurn: number;
+  /** Most recent turns never folded by choice. */
+  keepTurns: number;
+  /** The window's hard cap in turns (SHORT_BUFFER_TURNS): at it, fold regardless. */
+  maxTurns: number;
+  /** What the summary grows by per folded turn, and its cap. */
+  summaryTokensPerTurn: number;
+  summaryCapTokens: number;
+  /** Tokens of the fold request's own message (rules and task) and of the summary it returns. */
+  foldMessageTokens: number;
+}
+
+export interface FoldDecision {
+  /** Oldest turns to fold now; 0 = keep the window as it is. */
+  fold: number;
+  reason: "window_full" | "cost" | "none";
+  /** Effective tokens the foldable turns have cost since they could fold. */
+  rent: number;
+  /** Effective tokens a fold costs once (the prefix break and the fold request). */
+  cost: number;
+  /** One line for the manifest and the transcript. */
+  why: string;
+}
+
+export function foldDecision(input: FoldEconomicsInput): FoldDecision {
+  const n = input.turns.length;
+  const candidate = Math.max(0, n - input.keepTurns);
+  if (candidate === 0) return { fold: 0, reason: "none", rent: 0, cost: 0, why: `the window holds ${n} turn(s); the last ${input.keepTurns} always stay` };
+
+  const folded = input.turns.slice(0, candidate);
+  const kept = input.turns.slice(candidate).reduce((a, t) => a + t.tokens, 0);
+  const foldedTokens = folded.reduce((a, t) => a + t.tokens, 0);
+  const requests = Math.max(1, input.requestsPerTurn);
+  // Requests each foldable turn has been paid for since it could fold (once keepTurns newer turns existed).
+  const rent = folded.reduce((a, t) => a + CACHED_PRICE * t.tokens * requests * Math.max(0, input.lastTurn - t.turn - input.keepTurns + 1), 0);
+  const newSummary = Math.min(input.summaryCapTokens, input.summaryTokens + input.summaryTokensPerTurn * candidate);
+  const resent = newSummary + input.stateTokens + kept;
+  const cost = (1 - CACHED_PRICE) * resent + CACHED_PRICE * (input.fixedTokens + input.summaryTokens + input.stateTokens + foldedTokens + kept) + input.foldMessageTokens;
+  const figures = `the ${candidate} oldest turns (${foldedTokens} tokens) have cost ~${Math.round(rent)} in cached re-sends since they could fold; a fold costs ~${Math.round(cost)} once (re-sending ~${Math.round(resent)} tokens after the break, and the fold request)`;
+  if (n >= input.maxTurns) return { fold: candidate, reason: "window_full", rent, cost, why: `the window is full (${n} turns): ${figures}` };
+  if (rent >= cost) return { fold: candidate, reason: "cost", rent, cost, why: figures };
+  return { fold: 0, reason: "none", rent, cost, why: `not folding yet: ${figures}` };
+}

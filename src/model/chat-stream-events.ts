@@ -1,0 +1,216 @@
+/**
+ * Maps Chat Completions stream chunks (`chat.completion.chunk`, the parsed SSE `data` JSON) to the
+ * same `ModelStreamEvent`s the Responses wire yields. Pure and SDK-free, so tests feed it the
+ * recorded fixture files in test/fixtures/chat-completions/ directly.
+ *
+ * - `delta.content` and `delta.refusal` → `text_delta`.
+ * - `delta.reasoning_content` (DeepSeek, llama.cpp, xAI, vLLM) or `delta.reasoning` (OpenRouter,
+ *   newer vLLM) → `reasoning_delta`; one of the two per chunk, since some servers send both.
+ * - `delta.tool_calls[]` are accumulated by `index` (parallel calls interleave; a new id at a used
+ *   index is a new call): `tool_call_start` when a call's name is known, then its argument deltas;
+ *   each `tool_call` is emitted when the stream ends, in order of first appearance, just before
+ *   `completed`.
+ * - `usage` may come in the finish chunk (DeepSeek, OpenRouter) or in a last chunk with empty
+ *   `choices` (OpenAI with `include_usage`); the last one seen counts. Cached tokens:
+ *   `prompt_tokens_details.cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens`, else
+ *   llama.cpp's `timings.cache_n`.
+ * - A chunk with an `error` object (OpenRouter mid-stream) → `error`, and nothing after it.
+ *
+ * The stream is complete when a `finish_reason` arrived and the transport ended (the SDK hides
+ * `data: [DONE]`); `length` and `content_filter` make it `incomplete`, and their half-written tool
+ * calls are dropped. A stream that ends without a finish_reason is `stream_cut`.
+ */
+import { notResponsesApiError, streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
+import type { StreamMapper } from "./stream-events.ts";
+import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+function count(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** A chunk's `usage` (and llama.cpp's `timings`, beside it) → valarmind's Usage. */
+export function mapChatUsage(usage: unknown, timings?: unknown): Usage | undefined {
+  if (!isObject(usage)) return undefined;
+  const prompt = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
+  const completion = isObject(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
+  const cached =
+    count(prompt.cached_tokens) ?? count(usage.prompt_cache_hit_tokens) ?? (isObject(timings) ? count(timings.cache_n) : undefined) ?? 0;
+  return {
+    input: count(usage.prompt_tokens) ?? 0,
+    cached,
+    output: count(usage.completion_tokens) ?? 0,
+    reasoning: count(completion.reasoning_tokens) ?? 0,
+  };
+}
+
+interface PendingCall {
+  /** The server's id, when it sent one. */
+  serverId: string | undefined;
+  callId: string;
+  name: string;
+  arguments: string;
+  started: boolean;
+}
+
+/** finish_reason → the `completed` event's status. */
+function statusFor(finishReason: string): { status: "completed" | "incomplete"; incompleteReason?: string } {
+  if (finishReason === "length") return { status: "incomplete", incompleteReason: "max_output_tokens" };
+  if (finishReason === "content_filter") return { status: "incomplete", incompleteReason: "content_filter" };
+  return { status: "completed" };
+}
+
+export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
+  const chatCtx: ErrorContext = { ...ctx, wire: "chat" };
+  let finished = false;
+  let eventCount = 0;
+  let text = "";
+  let responseId: string | undefined;
+  let finishReason: string | undefined;
+  let usage: Usage | undefined;
+  // Calls in order of first appearance; `slotOfIndex` maps the server's `index` to the current call.
+  const calls: PendingCall[] = [];
+  const slotOfIndex = new Map<number, number>();
+
+  function newCall(id: string | undefined): number {
+    // Some servers omit ids; the call still needs one to pair with its tool message.
+    const callId = id ?? `call_${responseId ?? crypto.randomUUID()}_${calls.length}`;
+    calls.push({ serverId: id, callId, name: "", arguments: "", started: false });
+    return calls.length - 1;
+  }
+
+  /** Which call a `tool_calls[]` delta continues, or a new one. */
+  function slotFor(delta: Json): number {
+    const id = str(delta.id) || undefined;
+    const known = id === undefined ? -1 : calls.findIndex((c) => c.serverId === id);
+    if (known >= 0) return known;
+    if (typeof delta.index !== "number") return id === undefined && calls.length > 0 ? calls.length - 1 : newCall(id);
+    const current = slotOfIndex.get(delta.index);
+    const call = current === undefined ? undefined : calls[current];
+    if (current !== undefined && call && (id === undefined || call.serverId === undefined)) {
+      if (id !== undefined && !call.started) Object.assign(call, { serverId: id, callId: id });
+      return current;
+    }
+    // A new id at a used index is a new call (servers that number every call 0).
+    const slot = newCall(id);
+    slotOfIndex.set(delta.index, slot);
+    return slot;
+  }
+
+  function toolCallDelta(delta: Json): ModelStreamEvent[] {
+    const pending = calls[slotFor(delta)];
+    if (!pending) return [];
+    const fn = isObject(delta.function) ? delta.function : {};
+    const name = str(fn.name);
+    if (name && pending.name === "") pending.name = name;
+    // A few servers send the arguments as an object rather than a JSON string.
+    const args = typeof fn.arguments === "string" ? fn.arguments : isObject(fn.arguments) ? JSON.stringify(fn.arguments) : "";
+    const out: ModelStreamEvent[] = [];
+    if (!pending.started && pending.name !== "") {
+      pending.started = true;
+      out.push({ type: "tool_call_start", callId: pending.callId, name: pending.name });
+      if (pending.arguments !== "") out.push({ type: "tool_call_arguments_delta", callId: pending.callId, delta: pending.arguments });
+    }
+    if (args !== "") {
+      pending.arguments += args;
+      if (pending.started) out.push({ type: "tool_call_arguments_delta", callId: pending.callId, delta: args });
+    }
+    return out;
+  }
+
+  function choiceDelta(choice: Json): ModelStreamEvent[] {
+    const out: ModelStreamEvent[] = [];
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    const reasoning = str(delta.reasoning_content) || str(delta.reasoning) || "";
+    if (reasoning !== "") {
+      out.push({ type: "reasoning_delta", delta: reasoning });
+    }
+    for (const part of [str(delta.content), str(delta.refusal)]) {
+      if (part) {
+        text += part;
+        out.push({ type: "text_delta", delta: part });
+      }
+    }
+    const toolCalls = Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isObject) : [];
+    for (const call of toolCalls) out.push(...toolCallDelta(call));
+    const reason = str(choice.finish_reason);
+    if (reason && finishReason === undefined) finishReason = reason;
+    return out;
+  }
+
+  function map(raw: Json): ModelStreamEvent[] {
+    if (isObject(raw.error)) {
+      finished = true;
+      return [streamFailure(toApiErrorPayload(raw.error))];
+    }
+    responseId ??= str(raw.id);
+    if (isObject(raw.usage)) usage = mapChatUsage(raw.usage, raw.timings);
+    const choices = Array.isArray(raw.choices) ? raw.choices.filter(isObject) : [];
+    // valarmind asks for one choice; a server that sends more has its others ignored.
+    const first = choices.find((c) => (typeof c.index === "number" ? c.index : 0) === 0);
+    return first ? choiceDelta(first) : [];
+  }
+
+  function complete(reason: string): ModelStreamEvent[] {
+    const { status, incompleteReason } = statusFor(reason);
+    const out: ModelStreamEvent[] = [];
+    const toolCalls: ToolCallRequest[] = [];
+    if (status === "completed") {
+      for (const pending of calls) {
+        if (!pending.started) out.push({ type: "tool_call_start", callId: pending.callId, name: pending.name });
+        // A call without arguments means "no arguments"; "" would not parse as JSON.
+        const call = { callId: pending.callId, name: pending.name, arguments: pending.arguments === "" ? "{}" : pending.arguments };
+        toolCalls.push(call);
+        out.push({ type: "tool_call", call });
+      }
+    }
+    out.push({
+      type: "completed",
+      status,
+      ...(incompleteReason ? { incompleteReason } : {}),
+      text,
+      toolCalls,
+      usage,
+      responseId,
+    });
+    return out;
+  }
+
+  return {
+    push(raw) {
+      if (finished || !isObject(raw)) return [];
+      eventCount++;
+      return map(raw);
+    },
+    end(cause) {
+      if (finished) return [];
+      finished = true;
+      // After a finish_reason only the usage chunk and [DONE] are left: the answer is whole.
+      if (finishReason !== undefined) return complete(finishReason);
+      if (eventCount === 0 && cause === undefined) return [notResponsesApiError(chatCtx)];
+      return [streamCutError(eventCount, cause, chatCtx)];
+    },
+    get finished() {
+      return finished;
+    },
+    get eventCount() {
+      return eventCount;
+    },
+  };
+}
+
+/** Maps a whole recorded stream (a fixture file's chunks) including the end-of-stream check. */
+export function mapChatStreamEvents(raws: Iterable<unknown>, ctx: ErrorContext): ModelStreamEvent[] {
+  const mapper = createChatStreamMapper(ctx);
+  const out: ModelStreamEvent[] = [];
+  for (const raw of raws) out.push(...mapper.push(raw));
+  out.push(...mapper.end());
+  return out;
+}

@@ -1,0 +1,40 @@
+/** The session's cost figures (src/agent/session-cost.ts): /cost, the status line, the json result. */
+import { describe, expect, test } from "bun:test";
+import { costLines, costShort, priceOf, SessionCost } from "../../src/agent/session-cost.ts";
+
+describe("SessionCost", () => {
+  test("sums turn and fold requests; effective input prices a cached token at a tenth", () => {
+    const cost = new SessionCost();
+    cost.add({ input: 2000, cached: 0, output: 100 }, "turn");
+    cost.add({ input: 5000, cached: 4096, output: 300 }, "turn");
+    cost.add({ input: 5200, cached: 4992, output: 400 }, "fold");
+    const f = cost.figures();
+    expect(f).toMatchObject({ requests: 3, foldRequests: 1, input: 12200, cached: 9088, output: 800 });
+    expect(f.cachedShare).toBeCloseTo(9088 / 12200, 10);
+    expect(f.effectiveInput).toBeCloseTo(12200 - 9088 + 908.8, 6);
+    expect(f.usd).toBeUndefined();
+  });
+
+  test("with prices: USD per million tokens, cached input at its own price or a tenth of input", () => {
+    const usage = { input: 1_000_000, cached: 500_000, output: 100_000 };
+    expect(priceOf(usage, { input: 2, output: 8 })).toBeCloseTo(0.5 * 2 + 0.5 * 0.2 + 0.1 * 8, 10);
+    expect(priceOf(usage, { input: 2, cachedInput: 0.5, output: 8 })).toBeCloseTo(1 + 0.25 + 0.8, 10);
+    const cost = new SessionCost();
+    cost.add({ input: 1_000_000, cached: 500_000, output: 100_000 }, "turn");
+    expect(cost.figures({ input: 2, output: 8 }).usd).toBeCloseTo(1.9, 10);
+  });
+
+  test("/cost and the status line say what they show, and how to get a price", () => {
+    const cost = new SessionCost();
+    expect(costLines(cost.figures(), undefined)).toEqual(["no model call yet in this session"]);
+    expect(costShort(cost.figures())).toBe("");
+    cost.add({ input: 10_000, cached: 8_192, output: 500 }, "turn");
+    const lines = costLines(cost.figures(), undefined);
+    expect(lines.join("\n")).toContain("10k tokens, 8.2k of them cached (82%)");
+    expect(lines.join("\n")).toContain("effective input: 2.6k tokens");
+    expect(lines.at(-1)).toContain('set "prices"');
+    const priced = costLines(cost.figures({ input: 1.25, output: 10 }), { input: 1.25, output: 10 });
+    expect(priced.at(-1)).toMatch(/^estimate: \$0\.\d{4} at \$1\.25\/M input/);
+    expect(costShort(cost.figures({ input: 1.25, output: 10 }))).toMatch(/^cache 82% · eff 2\.6k · \$0\.\d{4}$/);
+  });
+});
