@@ -4,7 +4,8 @@
  * `ExtractiveSummarizer` works offline and deterministically: one line per turn (the request,
  * the tools and files touched, the answer's first sentence); when it outgrows its cap, the
  * oldest lines are merged into one "earlier turns" line listing their files and tools. The
- * agent adds a model-backed summarizer built on `buildSummaryRequest` (prompt/special-requests.ts).
+ * agent adds a model-backed summarizer (agent/model-summarizer.ts) whose fold request rides the turn
+ * request's cache (prompt/standard-regions.ts `foldRequestRegions`).
  */
 import { factsOfRecordedCall } from "../tools/call-facts.ts";
 import { finalAnswer, type ToolExchange, type Turn } from "./turn.ts";

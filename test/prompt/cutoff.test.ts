@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { BudgetExceededError } from "../../src/prompt/budget-error.ts";
 import { buildRequest, exactCounter } from "../../src/prompt/builder.ts";
-import { buildSummaryRequest } from "../../src/prompt/special-requests.ts";
+import { summaryRequestRegions } from "../../src/prompt/standard-regions.ts";
 import type { Manifest } from "../../src/prompt/manifest-schema.ts";
 import { STATE_TOKEN_FLOOR } from "../../src/state/projection.ts";
 import { fullInput, SETTINGS } from "./support/build-fixture.ts";
@@ -149,7 +149,14 @@ describe("cutoff policy", () => {
   test("a summary request whose folded turn holds a giant paste cuts that text head+tail instead of failing", async () => {
     const paste = Array.from({ length: 600 }, (_, i) => `row ${i}: ${"data ".repeat(6)}end`).join("\n");
     const turns = [{ turn: 5, user: `START ${paste} END`, items: [{ kind: "assistant" as const, text: "Looked at it." }] }];
-    const { manifest, request } = await buildSummaryRequest({ settings: { ...SETTINGS, maxContextTokens: 1500 }, sessionId: "test1234", turn: 6, previous: undefined, evictedTurns: turns });
+    const { manifest, request } = await buildRequest({
+      settings: { ...SETTINGS, maxContextTokens: 1500 },
+      sessionId: "test1234",
+      turn: 6,
+      purpose: "summary",
+      regions: summaryRequestRegions(),
+      evictedTurns: turns,
+    });
     expect(manifest.cutoff_steps.map((s) => s.step)).toEqual(["shorten_evicted_turns"]);
     expect(manifest.total_tokens).toBeLessThanOrEqual(1500);
     expect(manifest.dropped).toContainEqual(expect.objectContaining({ id: "turn:5", reason: "shortened_head_tail" }));
