@@ -57,6 +57,8 @@ export const NoticeCodeSchema = Type.Union([
   Type.Literal("transcript_damaged"),
   Type.Literal("mcp_server_failed"),
   Type.Literal("mcp_tools_left_out"),
+  Type.Literal("attachment_not_attached"),
+  Type.Literal("attachment_shortened"),
 ]);
 
 export const UsageSchema = Type.Object(

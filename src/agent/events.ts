@@ -40,7 +40,11 @@ export type NoticeCode =
   /** An MCP server did not start, or stopped; its tools are missing or answer with an error (docs/mcp.md). */
   | "mcp_server_failed"
   /** Some MCP tools were not offered: their definitions would take too much of the request budget. */
-  | "mcp_tools_left_out";
+  | "mcp_tools_left_out"
+  /** An `@path` in the message named nothing, or a file that cannot be attached: it stays as typed (ADR 0079). */
+  | "attachment_not_attached"
+  /** An attached file was over the cap: only its head and tail are in the message. */
+  | "attachment_shortened";
 
 export interface TurnManifestSummary {
   /** Path of the manifest file written for this model call. */

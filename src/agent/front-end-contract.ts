@@ -8,7 +8,7 @@ import type { CostFigures } from "./session-cost.ts";
 import type { SlashCommandInfo } from "./slash-catalog.ts";
 
 /** The slash-command catalogue (one list for completion, /help and dispatch) and its pure helpers. */
-export { findSlashCommand, helpOutput, unknownCommandOutput, type SlashCommandInfo, type SlashCommandSite } from "./slash-catalog.ts";
+export { findSlashCommand, helpOutput, parseSlash, unknownCommandOutput, type SlashCommand, type SlashCommandInfo, type SlashCommandSite } from "./slash-catalog.ts";
 
 export type ApprovalMode = "suggest" | "auto-edit" | "full-auto";
 
@@ -19,6 +19,11 @@ export interface StatusSnapshot {
   /** Tokens of the last request (estimate until the API reports usage) and the budget. */
   promptTokens: number;
   budgetTokens: number;
+  /**
+   * The model's context window in tokens (the `contextWindow` setting, else the known window of
+   * the model's name), for the share of it beside the budget's; undefined when unknown.
+   */
+  contextWindowTokens?: number;
   /** Cached share (0..1) of the last request's input, from the API's usage; undefined before any call. */
   cachedShare: number | undefined;
   /** Input + output tokens spent this session. */
@@ -51,6 +56,7 @@ export interface ChatController {
   /**
    * Runs one user turn, then its settle step (a window fold): the turn's events end with
    * `turn_end`; the fold's (`window_slid`, notices) follow. Aborting the signal ends both cleanly.
+   * A text that calls a custom command ("/review src/a.ts") is sent as that command's expanded text.
    */
   submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent>;
   /** Answers the running turn's `approval_request` with this id; false if nothing waits on it. */
@@ -60,7 +66,11 @@ export interface ChatController {
    * A name outside `commands()` is answered with `unknownCommandOutput`, never thrown.
    */
   runCommand(name: string, args: string): Promise<CommandOutput>;
-  /** The whole slash-command catalogue, the front end's own commands (`runs: "ui"`) included: for completion, /help and dispatch. */
+  /**
+   * The whole slash-command catalogue, the front end's own commands (`runs: "ui"`) and the custom
+   * commands (`runs: "prompt"`: the front end sends "/NAME ARGS" through `submit`, which expands it)
+   * included: for completion, /help and dispatch.
+   */
   commands(): readonly SlashCommandInfo[];
   /** Workspace-relative file paths for `@path` completion. */
   completePath(prefix: string): Promise<string[]>;

@@ -18,22 +18,27 @@ import { finalAnswer, type Turn } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import { buildRequest, exactCounter, type BuildInput } from "../prompt/builder.ts";
 import { readGitInfo, type GitInfo } from "../prompt/git-info.ts";
-import { readInstructionFiles, refusedInstructionNotice, type InstructionFiles } from "../prompt/instruction-files.ts";
+import { expandAttachmentsSafely, type ImageFileAttachment } from "../prompt/attachment-files.ts";
+import { readInstructionFiles, refusedInstructionNotice, type InstructionFileOptions, type InstructionFiles } from "../prompt/instruction-files.ts";
 import { writeManifest } from "../prompt/manifest.ts";
 import type { Manifest } from "../prompt/manifest-schema.ts";
 import type { PrefixTracker } from "../prompt/prefix-break.ts";
-import type { CurrentTask } from "../prompt/section.ts";
+import type { AttachedImage, CurrentTask } from "../prompt/section.ts";
 import { windowTurnTokens } from "../prompt/sections/conversation.ts";
 import { foldMessageTokens } from "../prompt/standard-regions.ts";
 import type { NewRecord } from "../session/transcript-schema.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
-import { createSession, type SessionTranscript } from "../session/transcript.ts";
+import { createSession, readSession, type SessionTranscript } from "../session/transcript.ts";
 import type { HeldLock } from "../state/lock.ts";
 import { StateStore } from "../state/store.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
 import type { McpToolSet } from "../mcp/start-servers.ts";
 import { describeError, ValarmindError } from "../errors.ts";
+import { realpathSync } from "node:fs";
+import { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
+import { TurnCheckpoints } from "../checkpoints/turn-checkpoints.ts";
+import { NothingToUndoError, undoTurn, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
 import { trace } from "../trace.ts";
 import { EventStream } from "./event-channel.ts";
 import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
@@ -63,6 +68,16 @@ export interface AgentSessionOptions {
   busySession?: BusySessionPolicy;
   /** The run's MCP servers: their tools follow the built-in ones, their notices are told. The run closes them. */
   mcp?: McpToolSet;
+  /** Where the run started: AGENTS.md files are read from the workspace root down to it, `@path` is resolved from it. Default: the process's. */
+  cwd?: string;
+  /** False (`--no-context-files`): no instruction file is read; only the core rules instruct. */
+  contextFiles?: boolean;
+}
+
+/** What comes with a message besides its text. */
+export interface SubmitOptions {
+  /** Images given outside the message (`chat -p --image`), already read and checked. */
+  images?: readonly ImageFileAttachment[];
 }
 
 export interface LastRequestInfo {
@@ -115,6 +130,10 @@ export class AgentSession {
   private turnRequests = 0;
   private turnsRun = 0;
   private lastManifestItems: Manifest["items"] | undefined;
+  private readonly cwd: string;
+  private readonly instructionOptions: InstructionFileOptions;
+  /** What each turn's file tools write, kept so the turn can be undone (ADR 0081). */
+  private readonly checkpoints: TurnCheckpoints;
 
   private constructor(options: AgentSessionOptions, paths: WorkspacePaths, count: (text: string) => number, opened: OpenedMemory) {
     this.paths = paths;
@@ -128,9 +147,12 @@ export class AgentSession {
     this.memory = opened.memory;
     this.resumed = opened.resumed;
     this.mcp = options.mcp;
+    this.cwd = options.cwd ?? process.cwd();
+    this.instructionOptions = { cwd: this.cwd, ...(options.contextFiles === false && { contextFiles: false }) };
     this.openNoticeEvents = [...opened.notices, ...(options.mcp?.takeNotices() ?? [])];
     this.openNotices = this.openNoticeEvents.map((notice) => notice.message);
     this.state = new StateStore(this.paths);
+    this.checkpoints = new TurnCheckpoints(new CheckpointStore(this.paths, this.sessionId), realpathSync(options.root));
     this.tools = createToolRegistry({
       root: options.root,
       settings: this.settings,
@@ -140,6 +162,7 @@ export class AgentSession {
       countTokens: count,
       outputDir: `${this.paths.sessionsDir}/${this.sessionId}/outputs`,
       extraTools: options.mcp?.tools ?? [],
+      checkpoints: this.checkpoints,
     });
     this.summarizer =
       options.summarizer ??
@@ -184,7 +207,7 @@ export class AgentSession {
    * requests. A window fold due after the turn is not part of it: `settle` runs it (a turn
    * submitted before that settles first). Aborting `signal` ends the turn cleanly.
    */
-  submit(text: string, signal: AbortSignal): TurnStream<AgentEvent> {
+  submit(text: string, signal: AbortSignal, options: SubmitOptions = {}): TurnStream<AgentEvent> {
     const stream = new TurnStream<AgentEvent>();
     const emit = (event: AgentEvent) => stream.push(event);
     stream.answerBy((id, decision) => this.answer(id, decision));
@@ -203,7 +226,7 @@ export class AgentSession {
     const run = async (): Promise<TurnOutcome> => {
       // A front end that did not settle the last turn: its fold runs first, as its own step.
       if (this.unsettled) await this.settleNow(signal, emit);
-      return this.runTurn(text, signal, tracked);
+      return this.runTurn(text, signal, tracked, options);
     };
     run().then(
       (outcome) => {
@@ -275,11 +298,18 @@ export class AgentSession {
     for (const notice of this.mcp?.takeNotices() ?? []) emit({ type: "notice", ...notice });
   }
 
-  private async runTurn(text: string, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<TurnOutcome> {
+  private async runTurn(typed: string, signal: AbortSignal, emit: (event: AgentEvent) => void, options: SubmitOptions): Promise<TurnOutcome> {
     const transcript = await this.ensureTranscript(emit);
+    // `@path` attachments become part of the message as it is recorded, so the window, the
+    // summary and a resumed session carry the same text (ADR 0079); images ride with this turn only.
+    const expanded = await expandAttachmentsSafely(typed, { root: this.paths.root, cwd: this.cwd, ...(options.images && { images: options.images }) });
+    for (const notice of expanded.notices) emit({ type: "notice", message: notice.message, code: notice.code });
+    const text = expanded.text;
+    const images: readonly AttachedImage[] = expanded.images;
     const turn = this.memory.lastTurn + 1;
     const startedAt = new Date();
     this.memory.workingSet.setTurn(turn);
+    this.checkpoints.beginTurn(turn);
     for (const expired of this.tools.approvals.beginTurn(turn)) {
       emit({ type: "notice", message: `the confirmation for ${expired.description} expired after 3 turns without an answer` });
     }
@@ -289,7 +319,7 @@ export class AgentSession {
     this.memory.lastTurn = turn;
     emit({ type: "turn_start", turn, userText: text });
 
-    const [files, git] = await Promise.all([readInstructionFiles(this.paths), readGitInfo(this.paths.root, signal)]);
+    const [files, git] = await Promise.all([readInstructionFiles(this.paths, this.instructionOptions), readGitInfo(this.paths.root, signal)]);
     if (!stateSnapshotOf(this.memory, transcript.file)) await takeStateSnapshot(this.state, this.memory, transcript, turn);
     for (const refused of files.refused) {
       const message = refusedInstructionNotice(refused);
@@ -305,7 +335,8 @@ export class AgentSession {
       maxSteps: this.settings.maxStepsPerTurn,
       build: (task, step) => {
         const stream = new EventStream<TurnLoopEvent, BuiltStep>();
-        this.buildStep(task, step, turn, startedAt, files, git, transcript, signal, (event) => stream.push(event)).then(
+        const withImages: CurrentTask = images.length > 0 ? { ...task, images } : task;
+        this.buildStep(withImages, step, turn, startedAt, files, git, transcript, signal, (event) => stream.push(event)).then(
           (built) => stream.end(built),
           (error: unknown) => stream.fail(error),
         );
@@ -458,7 +489,7 @@ export class AgentSession {
       turns: turns.map((turn) => ({ turn: turn.turn, tokens: windowTurnTokens(turn, this.settings.toolOutputTokens, this.count) })),
       lastTurn: this.memory.lastTurn,
       summaryTokens,
-      fixedTokens: region(["tools", "core", "project", "personal"]),
+      fixedTokens: region(["tools", "core", "user", "agents", "project", "personal"]),
       stateTokens: region(["state"]),
       requestsPerTurn: this.turnsRun > 0 ? this.turnRequests / this.turnsRun : 1,
       keepTurns: this.settings.windowBlockTurns,
@@ -503,7 +534,7 @@ export class AgentSession {
 
   /** The next request as it would be built now (no message, nothing written): its total tokens. */
   async previewTokens(): Promise<number> {
-    const [stateRead, files] = await Promise.all([this.state.read(), readInstructionFiles(this.paths)]);
+    const [stateRead, files] = await Promise.all([this.state.read(), readInstructionFiles(this.paths, this.instructionOptions)]);
     const built = await buildRequest({
       settings: this.settings,
       sessionId: this.sessionId,
@@ -513,6 +544,35 @@ export class AgentSession {
       memory: this.memory.peek(),
     });
     return built.manifest.total_tokens;
+  }
+
+  /**
+   * `/undo` and `/redo` (ADR 0081): gives back the files of this session's last not-undone turn
+   * as they were before it, or writes the last undone turn's result again; recorded in the
+   * transcript. Throws (nothing changed) when there is nothing to do or a file changed since.
+   */
+  async undo(action: UndoAction, options: { force?: boolean } = {}): Promise<UndoOutcome> {
+    if (this.busy) throw new ValarmindError(`a turn is running; ${action} when it has ended`);
+    const transcript = this.transcript;
+    if (!transcript) throw new NothingToUndoError(`nothing to ${action}: this session has no turn yet`);
+    this.busy = true;
+    try {
+      const outcome = await undoTurn({
+        action,
+        root: this.tools.root,
+        paths: this.paths,
+        sessionId: this.sessionId,
+        records: readSession(transcript.file).records,
+        force: options.force === true,
+      });
+      transcript.append(outcome.record);
+      transcript.sync();
+      // What the window and working set hold of these files is no longer what is on disk.
+      this.memory.markStale(outcome.files.map((file) => file.path));
+      return outcome;
+    } finally {
+      this.busy = false;
+    }
   }
 
   setModel(model: string): void {

@@ -1,13 +1,15 @@
 /**
  * The one catalogue of slash commands: name, usage, description, aliases and where each runs —
- * answered by the front end itself (`ui`: it needs no core state or acts on the UI, like /exit)
- * or by the core's `ChatController.runCommand` (`core`). Completion, /help and both dispatchers
+ * answered by the front end itself (`ui`: it needs no core state or acts on the UI, like /exit),
+ * by the core's `ChatController.runCommand` (`core`), or sent as a message (`prompt`: the user's
+ * custom commands, which the core expands in `submit`). Completion, /help and both dispatchers
  * (the REPL's and the core's) read this list; front ends get it from `ChatController.commands()`.
  * Pure data and functions: no I/O, no UI imports.
  */
+import type { CustomCommand } from "./custom-commands.ts";
 import type { CommandOutput } from "./front-end-contract.ts";
 
-export type SlashCommandSite = "ui" | "core";
+export type SlashCommandSite = "ui" | "core" | "prompt";
 
 export interface SlashCommandInfo {
   name: string;
@@ -32,11 +34,13 @@ export const SLASH_CATALOG = [
   { name: "manifest", usage: "/manifest [N]", description: "the last (or Nth) request's manifest: items, tokens, reasons, cuts", runs: "core" },
   { name: "model", usage: "/model [NAME]", description: "show or switch the model", runs: "core" },
   { name: "now", usage: "/now TEXT", description: "set what is being done now", runs: "core" },
+  { name: "redo", usage: "/redo [--force]", description: "write again the files the last /undo gave back", runs: "core" },
   { name: "resume", usage: "/resume [ID]", description: "switch to another session of this workspace (without an id: pick one)", runs: "core" },
   { name: "sessions", usage: "/sessions", description: "list this workspace's sessions", runs: "core" },
   { name: "state", usage: "/state", description: "show the working state (goal, now, tasks, decisions, blockers, conventions)", runs: "core" },
   { name: "summary", usage: "/summary", description: "the rolling summary of turns that left the window", runs: "core" },
   { name: "task", usage: "/task add TITLE | start ID | done ID | block ID REASON", description: "edit the open tasks", runs: "core" },
+  { name: "undo", usage: "/undo [--force]", description: "give back the files the last turn changed (again: one more turn back)", runs: "core" },
   { name: "window", usage: "/window", description: "what the sliding window holds", runs: "core" },
 ] as const satisfies readonly SlashCommandInfo[];
 
@@ -52,6 +56,32 @@ export const KEY_HELP: readonly string[] = [
   "Esc or Ctrl+C interrupts a turn · Ctrl+C twice on an empty prompt or Ctrl+D exits",
   "Ctrl+A/E line start/end · Ctrl+U/K delete to start/end · Ctrl+W delete word",
 ];
+
+/** The catalogue with the custom commands (`runs: "prompt"`) in it, all in alphabetical order. */
+export function catalogWithCustomCommands(custom: readonly CustomCommand[]): readonly SlashCommandInfo[] {
+  if (custom.length === 0) return SLASH_CATALOG;
+  const entries = custom.map(
+    (command): SlashCommandInfo => ({ name: command.name, usage: `/${command.name} [ARGS]`, description: `${command.description} (${command.scope} command)`, runs: "prompt" }),
+  );
+  return [...SLASH_CATALOG, ...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Names a custom command may not take: every built-in command's name and alias. */
+export function builtInCommandNames(): string[] {
+  return SLASH_CATALOG.flatMap((command: SlashCommandInfo) => [command.name, ...(command.aliases ?? [])]);
+}
+
+export interface SlashCommand {
+  name: string;
+  args: string;
+}
+
+/** A slash command in a submitted prompt: name (lower-cased) and arguments. "/usr/bin is broken" stays a message. */
+export function parseSlash(text: string): SlashCommand | undefined {
+  const match = /^\/([a-zA-Z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!match) return undefined;
+  return { name: (match[1] ?? "").toLowerCase(), args: (match[2] ?? "").trim() };
+}
 
 /** The entry a typed name (already lower-cased, without its slash) stands for: by name or alias. */
 export function findSlashCommand<C extends SlashCommandInfo>(catalog: readonly C[], name: string): C | undefined {

@@ -17,6 +17,8 @@ import { registerChat } from "./commands/chat.ts";
 import { registerSessions } from "./commands/sessions.ts";
 import { registerTrust } from "./commands/trust.ts";
 import { registerMcp } from "./commands/mcp.ts";
+import { registerUndo } from "./commands/undo.ts";
+import { registerCompletion } from "./commands/completion.ts";
 
 trace("main: modules loaded");
 endQuietlyWhenStdoutCloses();
@@ -49,6 +51,8 @@ registerChat(program);
 registerSessions(program);
 registerTrust(program);
 registerMcp(program);
+registerUndo(program);
+registerCompletion(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -163,6 +163,11 @@ export class ShortTermMemory {
         case "state_snapshot":
           memory.stateSnapshot = { turn: record.turn, state: record.state };
           break;
+        case "undo":
+        case "redo":
+          // Undo and redo rewrote these files: reads of them held in memory are stale (ADR 0081).
+          memory.markStale(record.files);
+          break;
         case "session":
         case "note":
           break;

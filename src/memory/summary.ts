@@ -25,6 +25,15 @@ export interface Summarizer {
   summarize(previousSummary: string, evictedTurns: readonly Turn[], signal?: AbortSignal): Promise<string>;
 }
 
+/** The prompt closes the summary with its turn range, "(turns 1–16)"; a summarizer that copied it does not keep it. */
+function withoutRangeLines(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !/^\(turns \d+[–-]\d+\)$/.test(line.trim()))
+    .join("\n")
+    .trim();
+}
+
 /** Folds turns into a summary (a new one when `previous` is undefined). */
 export async function foldTurns(
   previous: RollingSummary | undefined,
@@ -35,7 +44,7 @@ export async function foldTurns(
   const first = turns[0];
   const last = turns.at(-1);
   if (!first || !last) throw new RangeError("foldTurns needs at least one turn");
-  const text = await summarizer.summarize(previous?.text ?? "", turns, signal);
+  const text = withoutRangeLines(await summarizer.summarize(previous?.text ?? "", turns, signal));
   return { text, fromTurn: previous?.fromTurn ?? first.turn, throughTurn: last.turn };
 }
 

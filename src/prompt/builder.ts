@@ -9,7 +9,7 @@
  *   const built = await buildRequest({
  *     settings, sessionId: session.id, turn, step, now: turnStartedAt,
  *     tools: registry.specs,
- *     sources: { project, personal, state, git },          // instruction-files.ts, StateStore, git-info.ts
+ *     sources: { ...instructionFiles, state, git },        // instruction-files.ts, StateStore, git-info.ts
  *     memory: memory.view(),                               // ShortTermMemory
  *     task: { userText, items: stepsSoFar },
  *   });
@@ -34,7 +34,7 @@ import { STATE_TOKEN_CAP } from "../state/projection.ts";
 import type { WorkingState } from "../state/schema.ts";
 import { applyCutoff, type BlockFold, type CutoffResult, type FoldPlan } from "./cutoff.ts";
 import type { GitInfo } from "./git-info.ts";
-import type { RefusedInstructionFile } from "./instruction-files.ts";
+import type { DuplicateInstructionFile, RefusedInstructionFile } from "./instruction-files.ts";
 import { MANIFEST_VERSION, type DroppedItem, type Manifest } from "./manifest-schema.ts";
 import { promptText } from "./prompt-text.ts";
 import type { Regions } from "./regions.ts";
@@ -60,6 +60,9 @@ export interface BuildInput {
   tools?: readonly FunctionToolSpec[];
   sources?: {
     coreRules?: string;
+    /** The user's own AGENTS.md, then the repository's AGENTS.md / CLAUDE.md files root first (ADR 0079). */
+    userInstructions?: InstructionFile;
+    agentsInstructions?: readonly InstructionFile[];
     project?: InstructionFile;
     personal?: InstructionFile;
     state?: WorkingState;
@@ -68,6 +71,8 @@ export interface BuildInput {
     git?: GitInfo;
     /** Instruction files refused by confinement: not in the prompt, recorded as dropped. */
     refused?: readonly RefusedInstructionFile[];
+    /** Instruction files with the same text as an earlier one: sent once, recorded as dropped. */
+    duplicates?: readonly DuplicateInstructionFile[];
   };
   memory?: MemoryView;
   task?: CurrentTask;
@@ -175,6 +180,8 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     turn: input.turn,
     now: input.now ?? new Date(),
     coreRules: sources.coreRules ?? promptText("core-rules"),
+    ...(sources.userInstructions && { userInstructions: sources.userInstructions }),
+    ...(sources.agentsInstructions && { agentsInstructions: sources.agentsInstructions }),
     project: sources.project,
     personal: sources.personal,
     summary: memory?.summary,
@@ -221,6 +228,7 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     ...pass.pieces.flatMap((p) => (p.dropped ?? []).map((d): DroppedItem => ({ id: d.id, tokens: d.tokens ?? 0, reason: d.reason, ...(d.detail && { detail: d.detail }) }))),
     ...cut.dropped,
     ...(sources.refused ?? []).map((r): DroppedItem => ({ id: r.id, tokens: 0, reason: "refused_unsafe_file", detail: `${r.path}: ${r.reason}` })),
+    ...(sources.duplicates ?? []).map((d): DroppedItem => ({ id: d.id, tokens: 0, reason: "duplicate", detail: `${d.path} has the same text as ${d.of}, sent once` })),
   ];
 
   const manifest: Manifest = {

@@ -16,6 +16,7 @@ import { StateStore } from "../state/store.ts";
 import { checkedSnapshot } from "../state/validate.ts";
 import { buildRequest, exactCounter, type BuiltRequest } from "./builder.ts";
 import { readGitInfo } from "./git-info.ts";
+import { expandAttachmentsSafely } from "./attachment-files.ts";
 import { readInstructionFiles } from "./instruction-files.ts";
 import type { CurrentTask } from "./section.ts";
 
@@ -29,6 +30,10 @@ export interface NextRequestOptions {
   tools?: readonly FunctionToolSpec[];
   budgetTokens?: number;
   now?: Date;
+  /** False (`--no-context-files`): no instruction file is read. */
+  contextFiles?: boolean;
+  /** Where `@path` references and the AGENTS.md chain start (default: the process's current directory). */
+  cwd?: string;
 }
 
 export interface NextRequest extends BuiltRequest {
@@ -63,7 +68,7 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
   const [count, stateRead, files, git] = await Promise.all([
     exactCounter(),
     new StateStore(paths).read(),
-    readInstructionFiles(paths),
+    readInstructionFiles(paths, { ...(options.cwd && { cwd: options.cwd }), ...(options.contextFiles === false && { contextFiles: false }) }),
     readGitInfo(paths.root),
   ]);
   const notices = [...stateRead.notices];
@@ -94,7 +99,10 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
   let task: CurrentTask | undefined;
   let turn = memory.lastTurn + 1;
   if (options.message !== undefined) {
-    task = { userText: options.message, items: [] };
+    // As the turn would record it: `@path` attachments expanded (images included, this turn only).
+    const expanded = await expandAttachmentsSafely(options.message, { root: paths.root, ...(options.cwd && { cwd: options.cwd }) });
+    notices.push(...expanded.notices.map((notice) => notice.message));
+    task = { userText: expanded.text, items: [], ...(expanded.images.length > 0 && { images: expanded.images }) };
   } else if (memory.pending) {
     turn = memory.pending.turn;
     task = { userText: memory.pending.user, items: memory.pending.items };

@@ -1,6 +1,7 @@
 /**
  * The region sets valarmind uses. The main turn is append-only between folds (issue 12,
- * docs/adr/0074-cache-aware-memory.md): core rules, VALARMIND.md, VALARMIND.local.md, the rolling
+ * docs/adr/0074-cache-aware-memory.md): core rules, the instruction files (the user's AGENTS.md,
+ * the repository's AGENTS.md / CLAUDE.md files, VALARMIND.md, VALARMIND.local.md), the rolling
  * summary, the state snapshot and the working set (all three change only at a fold), the window's
  * turns (each fixed when it entered), then the user's message; after it what changes per turn —
  * state changes, volatile context (time, git, touched files), taken once per turn — and last the
@@ -18,17 +19,19 @@ import { Regions } from "./regions.ts";
 import { tagged, taggedOwnText, type Section } from "./section.ts";
 import { conversationSection, summarySection } from "./sections/conversation.ts";
 import { currentStepsSection, currentTaskSection } from "./sections/current-task.ts";
-import { coreRulesSection, personalPreferencesSection, projectInstructionsSection } from "./sections/instructions.ts";
+import { agentsInstructionsSection, coreRulesSection, personalPreferencesSection, projectInstructionsSection, userInstructionsSection } from "./sections/instructions.ts";
 import { volatileContextSection } from "./sections/volatile-context.ts";
 import { workingSetSection } from "./sections/working-set.ts";
 import { stateChangesSection, workingStateSection } from "./sections/working-state.ts";
 import { toolTarget } from "../memory/summary.ts";
 
-export const MAIN_TURN_ORDER = ["core", "project", "personal", "summary", "state", "working_set", "conversation", "task", "state_changes", "context", "steps"] as const;
+export const MAIN_TURN_ORDER = ["core", "user", "agents", "project", "personal", "summary", "state", "working_set", "conversation", "task", "state_changes", "context", "steps"] as const;
 
 export function mainTurnRegions(): Regions {
   return Regions.empty()
     .withRegion("core", coreRulesSection)
+    .withRegion("user", userInstructionsSection)
+    .withRegion("agents", agentsInstructionsSection)
     .withRegion("project", projectInstructionsSection)
     .withRegion("personal", personalPreferencesSection)
     .withRegion("summary", summarySection)
@@ -87,7 +90,7 @@ export function foldMessageTokens(count: (text: string) => number): number {
 export function foldRequestRegions(): Regions {
   return mainTurnRegions()
     .withRegion("fold", foldRequestSection)
-    .withOnlyRegions(["core", "project", "personal", "summary", "state", "working_set", "conversation", "fold"]);
+    .withOnlyRegions(["core", "user", "agents", "project", "personal", "summary", "state", "working_set", "conversation", "fold"]);
 }
 
 /** Evicted turns as a plain transcript: the summarizer reads them, it does not continue them. */

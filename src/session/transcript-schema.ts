@@ -3,7 +3,7 @@
  * line, append-only, every line versioned (`v`). One TypeBox definition gives the types and the
  * compiled validator. A reader meets records in this order: one `session` header, then per turn
  * `user`, any number of `assistant` / `tool_call` (one per model step), `turn_end`; `summary`
- * (a window fold), `working_set` (snapshot) and `note` records may appear between turns.
+ * (a window fold), `working_set` (snapshot), `note`, `undo` and `redo` records may appear between turns.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 
@@ -129,6 +129,25 @@ export const StateSnapshotRecordSchema = record("state_snapshot", {
   state: Type.Record(Type.String(), Type.Unknown()),
 });
 
+/**
+ * `/undo` or `valarmind undo` gave back the files of turn `of_turn` as they were before it (ADR 0081);
+ * `files` are the paths it restored, removed or recreated. Added within version 1: an older
+ * valarmind skips it as a damaged line (set aside, told once), losing nothing else.
+ */
+export const UndoRecordSchema = record("undo", {
+  of_turn: Turn,
+  files: Type.Array(Type.String({ minLength: 1 })),
+  /** --force: files changed since the turn were overwritten. */
+  forced: Type.Optional(Type.Boolean()),
+});
+
+/** `/redo` or `valarmind redo` wrote the files of turn `of_turn` again as that turn left them. */
+export const RedoRecordSchema = record("redo", {
+  of_turn: Turn,
+  files: Type.Array(Type.String({ minLength: 1 })),
+  forced: Type.Optional(Type.Boolean()),
+});
+
 export const TranscriptRecordSchema = Type.Union([
   SessionHeaderSchema,
   UserRecordSchema,
@@ -139,6 +158,8 @@ export const TranscriptRecordSchema = Type.Union([
   WorkingSetRecordSchema,
   NoteRecordSchema,
   StateSnapshotRecordSchema,
+  UndoRecordSchema,
+  RedoRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof SessionHeaderSchema>;
@@ -151,6 +172,8 @@ export type WorkingSetItemData = Static<typeof WorkingSetItemSchema>;
 export type WorkingSetRecord = Static<typeof WorkingSetRecordSchema>;
 export type NoteRecord = Static<typeof NoteRecordSchema>;
 export type StateSnapshotRecord = Static<typeof StateSnapshotRecordSchema>;
+export type UndoRecord = Static<typeof UndoRecordSchema>;
+export type RedoRecord = Static<typeof RedoRecordSchema>;
 export type TranscriptRecord = Static<typeof TranscriptRecordSchema>;
 export type TranscriptKind = TranscriptRecord["kind"];
 

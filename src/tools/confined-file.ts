@@ -46,7 +46,7 @@ async function isAt(handle: FileHandle, expected: string, info: Stats): Promise<
 }
 
 export type ConfinedRead =
-  | { ok: true; bytes: Buffer; links: number }
+  | { ok: true; bytes: Buffer; links: number; mode: number }
   | { ok: false; reason: "missing" | "permission" | "directory" | "special" | "too_large" | "moved"; problem: string; size?: number };
 
 /**
@@ -82,7 +82,7 @@ export async function readConfined(abs: string, rel: string, maxBytes: number): 
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
-    return { ok: true, bytes: buffer.subarray(0, filled), links: info.nlink };
+    return { ok: true, bytes: buffer.subarray(0, filled), links: info.nlink, mode: info.mode & 0o7777 };
   } finally {
     await handle.close();
   }
@@ -129,12 +129,16 @@ async function openParents(rootReal: string, rel: string): Promise<string> {
 export class ConfinedWriteError extends Error {}
 
 export interface PlannedWrite {
-  /** The text the change was computed from; undefined: the file must still not exist. */
-  before: string | undefined;
-  after: string;
+  /** The text (or exact bytes, for undo) the change was computed from; undefined: the file must still not exist. */
+  before: string | Uint8Array | undefined;
+  after: string | Uint8Array;
   /** Hard links the approval covered (1 unless the user was warned about more). */
   approvedLinks: number;
+  /** Permission bits of a file this write creates (undo restoring a deleted file); default 0666 less the umask. */
+  mode?: number;
 }
+
+const asBytes = (data: string | Uint8Array): Buffer => (typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data));
 
 /**
  * Writes `plan.after` to `rel` (workspace-relative, symlink-free, from confinePath) if the file
@@ -148,7 +152,7 @@ export async function writeConfined(rootReal: string, rel: string, plan: Planned
   const creating = plan.before === undefined;
   try {
     handle = creating
-      ? await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666)
+      ? await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, plan.mode ?? 0o666)
       : await open(target, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = errnoCode(error);
@@ -178,18 +182,42 @@ export async function writeConfined(rootReal: string, rel: string, plan: Planned
         if (bytesRead === 0) break;
         filled += bytesRead;
       }
-      if (current.subarray(0, filled).toString("utf8") !== plan.before) {
+      const held = current.subarray(0, filled);
+      if (typeof plan.before === "string" ? held.toString("utf8") !== plan.before : !held.equals(asBytes(plan.before ?? ""))) {
         throw new ConfinedWriteError(`${rel} changed on disk after this change was prepared; nothing was written. Read it again and redo the change.`);
       }
       await handle.truncate(0);
     }
-    const data = Buffer.from(plan.after, "utf8");
+    // The umask would narrow a restored file's permissions: set exactly what it had.
+    if (creating && plan.mode !== undefined) await handle.chmod(plan.mode);
+    const data = asBytes(plan.after);
     let written = 0;
     while (written < data.length) written += (await handle.write(data, written, data.length - written, written)).bytesWritten;
   } finally {
     await handle.close();
     if (removeStray !== undefined) await unlink(removeStray).catch(() => undefined);
   }
+}
+
+/**
+ * Removes the regular file `rel` (workspace-relative, symlink-free) if it still holds `expected`,
+ * opened and checked like a write (no symlinked parent or file, not moved): what undo does to a
+ * file a turn created. Throws ConfinedWriteError (nothing removed) when anything differs.
+ */
+export async function removeConfined(rootReal: string, rel: string, expected: Uint8Array): Promise<void> {
+  let dir = rootReal;
+  const parts = rel.split("/");
+  const name = parts.pop() ?? "";
+  for (const part of parts) {
+    dir = join(dir, part);
+    const info = await lstat(dir).catch(() => undefined);
+    if (!info?.isDirectory() || info.isSymbolicLink()) throw new ConfinedWriteError(`${rel}: ${part}/ is no longer a plain directory; nothing was removed`);
+  }
+  const target = join(dir, name);
+  const read = await readConfined(target, rel, expected.byteLength);
+  if (!read.ok && read.reason !== "too_large") throw new ConfinedWriteError(`${read.problem}; nothing was removed`);
+  if (!read.ok || !read.bytes.equals(Buffer.from(expected))) throw new ConfinedWriteError(`${rel} changed on disk while it was being removed; nothing was removed`);
+  await unlink(target);
 }
 
 /** Whether `abs` exists as anything (for prepare: "create" or "overwrite"). */

@@ -114,6 +114,7 @@ export function createRecordDecisionTool(store: () => MemoryStore): Tool {
       kind: "write",
       description: `record decision ADR-${String(n).padStart(4, "0")} and create ${rel}`,
       diff,
+      writes: [rel],
       async apply(): Promise<ToolResult> {
         // Opened again now, after the approval, without following symlinks (confined-file.ts).
         try {

@@ -25,7 +25,7 @@ import type { GrepToolOptions } from "./grep.ts";
 import type { MemoryStore } from "./memory-store.ts";
 import { toStrictParameters } from "./strict-schema.ts";
 import { truncateHeadTail, type TokenCounter } from "./truncate.ts";
-import type { Preparation, ToolCallOutcome, ToolContext, ToolResult } from "./types.ts";
+import type { FileCheckpoints, Preparation, PreparedCall, ToolCallOutcome, ToolContext, ToolLocation, ToolResult } from "./types.ts";
 
 export interface ToolRegistryOptions {
   root: string;
@@ -48,6 +48,8 @@ export interface ToolRegistryOptions {
   extraTools?: readonly AnyTool[];
   /** Where tools keep a call's full output (the session's `outputs/`); without it only head and tail are kept. */
   outputDir?: string;
+  /** Snapshots of the files a call writes, taken before it writes (undo, ADR 0081); without it nothing is kept. */
+  checkpoints?: FileCheckpoints;
 }
 
 export interface ToolRunContext {
@@ -92,6 +94,21 @@ function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
+}
+
+/** The workspace-relative real paths a prepared call writes: its write locations and the files it names itself. */
+function writtenPaths(root: string, locations: readonly ToolLocation[], prepared: PreparedCall): string[] {
+  const named = [...locations.filter((l) => l.access === "write").map((l) => l.path), ...(prepared.writes ?? [])];
+  const rels = new Set<string>();
+  for (const path of named) {
+    try {
+      rels.add(confinePath(root, path, { forWrite: true }).rel);
+    } catch (error) {
+      // A path the confinement refuses is one the call cannot write either.
+      if (!(error instanceof PathEscapeError)) throw error;
+    }
+  }
+  return [...rels];
 }
 
 export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
@@ -210,9 +227,24 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
         const withDiff = prepared.diff !== undefined ? { ...approval.result, diff: prepared.diff } : approval.result;
         return finish(call, shown, withDiff, { denied: true, facts });
       }
+      const checkpoints = options.checkpoints;
+      const writes = checkpoints ? writtenPaths(root, facts.locations, prepared) : [];
+      if (checkpoints && writes.length > 0) {
+        try {
+          await checkpoints.beforeWrite(writes);
+        } catch (error) {
+          const why = describeError(error);
+          return finish(call, shown, failure(`Error: could not save a checkpoint of ${writes.join(", ")} before writing (${why}); nothing was written.`, `${shown}: not written (no checkpoint: ${why})`), { facts });
+        }
+      }
+      if (checkpoints && prepared.untrackedEffects !== undefined) await checkpoints.untracked(prepared.untrackedEffects);
       const started = performance.now();
-      const result = await prepared.apply();
-      return finish(call, shown, result, { durationMs: Math.round(performance.now() - started), facts });
+      try {
+        const result = await prepared.apply();
+        return finish(call, shown, result, { durationMs: Math.round(performance.now() - started), facts });
+      } finally {
+        if (checkpoints && writes.length > 0) await checkpoints.afterWrite(writes);
+      }
     } catch (error) {
       // A path outside the workspace was refused, so the call touched no workspace file.
       if (error instanceof PathEscapeError) return finish(call, shown, failure(`Error: ${error.message}.`, `${shown}: refused (outside the workspace)`), { facts: { ...facts, locations: [] } });

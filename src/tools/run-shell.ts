@@ -159,6 +159,8 @@ export function createRunShellTool(options: RunShellOptions): Tool {
     async prepare(args, ctx): Promise<PreparedCall> {
       const confinement = confinementFor(options, ctx.root);
       const prepared: PreparedCall = { ready: true, kind: "shell", description: `run \`${oneLine(args.command)}\``, apply: () => run(args, ctx, confinement) };
+      // Only a working read-only sandbox keeps a command from changing files no checkpoint sees.
+      if (confinement.kind !== "sandbox" || (options.sandbox ?? "workspace-write") !== "read-only") prepared.untrackedEffects = args.command;
       if (confinement.kind === "unavailable") {
         prepared.escalate = unsandboxedWarning(confinement.reason);
         prepared.askEvenInFullAuto = true;

@@ -53,7 +53,25 @@ export interface PreparedCall {
   askEvenInFullAuto?: boolean;
   /** The user's own settings allow this call without asking (an MCP server in `mcp.allow`); an escalated call still asks. */
   allowedBySettings?: boolean;
+  /**
+   * Workspace-relative files `apply` writes besides the call's write locations (an ADR whose name
+   * is chosen in `prepare`): checkpointed before it runs, like the locations (ADR 0081).
+   */
+  writes?: readonly string[];
+  /** What this call may change that no checkpoint sees (a shell command that can write): its command line. */
+  untrackedEffects?: string;
   apply(): Promise<ToolResult>;
+}
+
+/**
+ * Where the registry keeps what a call is about to write, so the turn can be undone (ADR 0081):
+ * `beforeWrite` has stored the files' content when it resolves (a failure stops the write),
+ * `afterWrite` records what the call left, `untracked` names effects no checkpoint holds.
+ */
+export interface FileCheckpoints {
+  beforeWrite(paths: readonly string[]): Promise<void>;
+  afterWrite(paths: readonly string[]): Promise<void>;
+  untracked(what: string): Promise<void>;
 }
 
 /** `prepare` either returns a call ready to apply or a result that ends the call (an error). */

@@ -101,7 +101,10 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
     (text: string, display: string) => {
       const slash = parseSlash(text);
       if (!slash) return turn.start(text, display);
-      const name = findSlashCommand(catalog, slash.name)?.name ?? slash.name;
+      const entry = findSlashCommand(catalog, slash.name);
+      // A custom command is a message: the core's submit sends its expanded text.
+      if (entry?.runs === "prompt") return turn.start(text, display);
+      const name = entry?.name ?? slash.name;
       const line = display.trim();
       if (name === "resume" && slash.args === "") {
         controller.listSessions().then(

@@ -22,6 +22,9 @@ import {
 } from "../support/fake-responses-server.ts";
 import { makeGitWorkspace, manifests, openAgent, recordsOf, runTurn, type TurnResult } from "./support/agent-harness.ts";
 import { isFoldRequest } from "./support/cost-model.ts";
+import { formatManifestReport } from "../../src/cli/manifest-reports/manifest-report.ts";
+import { makePaint } from "../../src/cli/manifest-reports/text-style.ts";
+import type { Manifest } from "../../src/prompt/manifest-schema.ts";
 
 const SLIDE = { shortBufferTurns: 20, windowBlockTurns: 4 };
 const MODEL_SUMMARY = "SUMMARY-BY-MODEL: the user asked about messages 1 to 4.";
@@ -86,7 +89,7 @@ describe("window sliding", () => {
     const users = userMessages(next);
     expect(users).toEqual(["message 17", "message 18", "message 19", "message 20", "message 21"]);
     expect(inputText(next)).toContain("conversation_summary");
-    expect(inputText(next)).toContain('turns=\\"1–16\\"');
+    expect(inputText(next)).toContain("(turns 1–16)");
     // The manifest names the break: the summary changed, so what follows it is sent again.
     const prefix = (await manifests(session)).at(-1)?.prefix;
     expect(prefix).toMatchObject({ kind: "break", first_changed: { region: "summary" } });
@@ -169,5 +172,19 @@ describe("window sliding", () => {
     expect(recordsOf(session, "summary")).toEqual([expect.objectContaining({ from_turn: 1, through_turn: 16, summarizer: "extractive" })]);
     await runTurn(session, "message 21");
     expect(userMessages(mainRequests()[20])[0]).toBe("message 17");
+  });
+});
+
+describe("the manifest report says where the prefix broke", () => {
+  test("/manifest of the request after a fold names the break, its reason and the predicted and reported cached tokens", async () => {
+    const root = await makeGitWorkspace();
+    answerTurns(() => textStream("unused"));
+    const { session } = await openAgent(root, server, { settings: SLIDE, summarizer: new ExtractiveSummarizer() });
+    await runTurns(session, 1, 21);
+    const all = await manifests(session);
+    const report = formatManifestReport(all.at(-1) as Manifest, { paint: makePaint(false), title: "last" });
+    expect(report).toMatch(/prefix {2}breaks turn 20 step 1 at summary: the rolling summary changed: turns were folded into it · reused [\d,]+ · predicted cached [\d,]+ · API cached [\d,]+/);
+    const appended = formatManifestReport(all[10] as Manifest, { paint: makePaint(false), title: "11" });
+    expect(appended).toMatch(/prefix {2}appends to turn 10 step 1 · reused [\d,]+ · predicted cached [\d,]+/);
   });
 });

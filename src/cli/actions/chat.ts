@@ -27,7 +27,10 @@ import type { ResultError } from "../../agent/headless-result.ts";
 import type { AgentEvent } from "../../agent/events.ts";
 import { withPipedInput } from "../../prompt/piped-input.ts";
 import { readStdin, stdinKind, stdinWaitMs } from "../piped-input.ts";
+import { readImageFlag } from "../image-flag.ts";
+import type { ImageFileAttachment } from "../../prompt/attachment-files.ts";
 import { decideTrust, ignoredSettingsMessage, trustQuestion } from "./workspace-trust.ts";
+import { customCommandsForRun, headlessCommandCall } from "./custom-commands-for-run.ts";
 
 export const EXIT_INTERRUPTED = 130;
 /** 128 + the signal's number, as shells report a command a signal ended. */
@@ -65,6 +68,8 @@ function resumeTarget(opts: ChatOptions): ResumeTarget {
 
 interface HeadlessMessage {
   text: string;
+  /** `--image` files, read and checked. */
+  images?: ImageFileAttachment[];
   /** Said once the session is open: a pipe that sent nothing was left unread. */
   notices: string[];
 }
@@ -136,8 +141,11 @@ export async function runChat(opts: ChatOptions): Promise<number> {
       if (loaded.settings.prices) run.prices = loaded.settings.prices;
       sessionWaitMs(process.env); // a bad VALARMIND_SESSION_WAIT_MS is a usage error before anything is written
       const waitMs = stdinWaitMs(process.env);
+      const images = await Promise.all((opts.image ?? []).map(readImageFlag));
       const model = createModelClient({ settings: loaded.settings });
-      const message = await readMessage(print, waitMs);
+      const call = await headlessCommandCall(root, opts.trust, print);
+      const read = await readMessage(call.text, waitMs);
+      const message = { ...read, notices: [...call.notices, ...read.notices], images };
       const stateNotices = await recoverState(root);
       return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices, run);
     });
@@ -153,7 +161,8 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   const settings = loaded.settings;
   const model = createModelClient({ settings });
   const stateNotices = await recoverState(root);
-  const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings), ...stateNotices].filter((w): w is string => w !== undefined);
+  const custom = await customCommandsForRun(root, opts.trust);
+  const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings), ...stateNotices, ...custom.notices].filter((w): w is string => w !== undefined);
   const [{ SessionChatController }, { runRepl }] = await Promise.all([import("../chat/chat-controller.ts"), import("../../ui/run-repl.ts")]);
   const mcp = await startMcpServers(settings, root);
   try {
@@ -165,6 +174,8 @@ export async function runChat(opts: ChatOptions): Promise<number> {
       interactive: true,
       resume: resumeTarget(opts),
       warnings,
+      customCommands: custom.commands,
+      ...(opts.contextFiles === false && { contextFiles: false }),
     });
     await runRepl(controller);
   } finally {
@@ -270,6 +281,7 @@ async function runHeadless(
       model,
       interactive: false,
       resume,
+      ...(opts.contextFiles === false && { contextFiles: false }),
       busySession: { waitMs: sessionWaitMs(process.env), signal: abort.signal, onWait: (message) => print({ type: "notice", message, code: "session_busy" }) },
     });
   } catch (error) {
@@ -294,7 +306,7 @@ async function runHeadless(
   let overBudget = false;
   try {
     // The answer is printed at turn_end, before the settle step's fold (a model call of its own).
-    for await (const event of session.submit(message.text, abort.signal)) {
+    for await (const event of session.submit(message.text, abort.signal, { ...(message.images && { images: message.images }) })) {
       print(event);
       if (event.type === "turn_end") stopReason = event.stopReason;
       if (event.type === "error" && event.kind === "budget") overBudget = true;

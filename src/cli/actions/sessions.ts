@@ -56,6 +56,9 @@ function renderRecord(record: TranscriptRecord, raw: boolean): string | undefine
       return `— turns ${record.from_turn}–${record.through_turn} folded into the summary (${record.reason}, ${record.summarizer})`;
     case "note":
       return `— note (${record.what}): ${oneLine(record.text, 200)}`;
+    case "undo":
+    case "redo":
+      return `— ${record.kind} of turn ${record.of_turn}${record.forced ? " (--force)" : ""}: ${record.files.join(", ")}`;
     case "state_snapshot":
     case "working_set":
     case "session":

@@ -6,7 +6,8 @@
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/front-end-contract.ts";
-import { findSlashCommand, helpOutput, SLASH_CATALOG, unknownCommandOutput, type SlashCommandInfo } from "../../agent/slash-catalog.ts";
+import { catalogWithCustomCommands, findSlashCommand, helpOutput, SLASH_CATALOG, unknownCommandOutput, type SlashCommandInfo } from "../../agent/slash-catalog.ts";
+import { customCommandCall, type CustomCommand } from "../../agent/custom-commands.ts";
 import type { AgentEvent, ApprovalDecision } from "../../agent/events.ts";
 import { AgentSession, type AgentSessionOptions } from "../../agent/session.ts";
 import type { ResumeTarget } from "../../memory/session-memory.ts";
@@ -15,6 +16,7 @@ import { describeError, ValarmindError } from "../../errors.ts";
 import { redactSecrets } from "../../secrets/redact-secrets.ts";
 import { describeSession, listSessions } from "../../session/transcript.ts";
 import { walkFiles } from "../../tools/file-walk.ts";
+import { contextWindowFor } from "../../model/context-windows.ts";
 import { runSlashCommand } from "./slash-commands.ts";
 
 const HISTORY_LIMIT = 500;
@@ -24,6 +26,8 @@ export interface ChatControllerOptions extends Omit<AgentSessionOptions, "resume
   resume: ResumeTarget;
   /** Shown in the UI from the start (missing API key, invalid state). */
   warnings: string[];
+  /** The custom commands (custom-command-files.ts): in `commands()`, expanded by `submit`. */
+  customCommands?: readonly CustomCommand[];
 }
 
 export class SessionChatController implements ChatController {
@@ -32,12 +36,14 @@ export class SessionChatController implements ChatController {
   private now = "";
   private warnings: string[];
   private files: string[] | undefined;
+  private readonly catalog: readonly SlashCommandInfo[];
 
   private constructor(
     private readonly options: ChatControllerOptions,
     session: AgentSession,
   ) {
     this.session = session;
+    this.catalog = catalogWithCustomCommands(options.customCommands ?? []);
     this.warnings = [...options.warnings, ...session.openNotices];
   }
 
@@ -69,6 +75,7 @@ export class SessionChatController implements ChatController {
       approvals: this.session.tools.approvals.mode(),
       promptTokens: last?.totalTokens ?? 0,
       budgetTokens: last?.budgetTokens ?? this.session.settings.maxContextTokens,
+      contextWindowTokens: contextWindowFor(this.session.settings.model, this.session.settings.contextWindow),
       cachedShare: last?.cachedShare,
       sessionTokens: this.session.sessionTokens,
       cost: this.session.cost.figures(this.session.settings.prices),
@@ -79,7 +86,8 @@ export class SessionChatController implements ChatController {
   }
 
   async *submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent> {
-    for await (const event of this.session.submit(text, signal)) {
+    const message = customCommandCall(text, this.options.customCommands ?? [])?.message ?? text;
+    for await (const event of this.session.submit(message, signal)) {
       if (event.type === "turn_end") {
         await this.refreshState();
         this.files = undefined;
@@ -96,16 +104,22 @@ export class SessionChatController implements ChatController {
   }
 
   commands(): readonly SlashCommandInfo[] {
-    return SLASH_CATALOG;
+    return this.catalog;
   }
 
   async runCommand(name: string, args: string): Promise<CommandOutput> {
+    const custom = this.options.customCommands?.find((candidate) => candidate.name === name);
+    if (custom) {
+      // The front end sends a custom command through submit(), which expands it; runCommand has nothing to run.
+      const line = args === "" ? `/${name}` : `/${name} ${args}`;
+      return { title: `/${name}`, lines: [`/${name} is a custom command (${custom.file}): its text is a message to the model; send "${line}" as a message`], isError: true };
+    }
     const command = findSlashCommand(SLASH_CATALOG, name);
     if (!command) return unknownCommandOutput(name);
     try {
       switch (command.name) {
         case "help":
-          return helpOutput(SLASH_CATALOG);
+          return helpOutput(this.catalog);
         case "exit":
           return { title: "/exit", lines: ["/exit is answered by the front end (the REPL leaves on /exit or Ctrl+D); the core has nothing to leave"], isError: true };
         case "clear":

@@ -9,6 +9,7 @@ import type { AgentSession } from "../../agent/session.ts";
 import type { CoreCommandName } from "../../agent/slash-catalog.ts";
 import { costLines } from "../../agent/session-cost.ts";
 import { UsageError } from "../../errors.ts";
+import { undoReport, type UndoAction } from "../../checkpoints/undo.ts";
 import { readManifests } from "../../prompt/manifest.ts";
 import * as ops from "../../state/ops.ts";
 import type { WorkingState } from "../../state/schema.ts";
@@ -93,6 +94,14 @@ function windowCommand(session: AgentSession): CommandOutput {
   return out("window", lines);
 }
 
+/** /undo and /redo: the files of a turn given back or written again, and what could not be (ADR 0081). */
+async function undoCommand(session: AgentSession, action: UndoAction, args: string): Promise<CommandOutput> {
+  if (args !== "" && args !== "--force") throw new UsageError(`usage: /${action} [--force]`);
+  const outcome = await session.undo(action, { force: args === "--force" });
+  const report = undoReport(outcome, session.sessionId);
+  return out(report.title, [...report.lines, ...outcome.notes]);
+}
+
 /** The core commands that act on the session the controller holds. */
 export type SessionCommandName = Exclude<CoreCommandName, "clear" | "resume" | "sessions">;
 
@@ -122,6 +131,8 @@ const SESSION_COMMANDS: Record<SessionCommandName, SessionCommand> = {
   manifest: (session, text) => manifestCommand(session, text),
   cost: (session) => out("cost", costLines(session.cost.figures(session.settings.prices), session.settings.prices)),
   window: (session) => windowCommand(session),
+  undo: (session, text) => undoCommand(session, "undo", text),
+  redo: (session, text) => undoCommand(session, "redo", text),
   summary: (session) => {
     const summary = session.memory.summary;
     if (!summary) return out("summary", ["no summary yet: the window has not overflowed (or /compact was not run)"]);

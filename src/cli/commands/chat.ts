@@ -16,6 +16,13 @@ export interface ChatOptions {
   trust?: boolean;
   sandbox?: string;
   network?: boolean;
+  /** False with --no-context-files. */
+  contextFiles?: boolean;
+  image?: string[];
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto"];
@@ -62,6 +69,8 @@ export function registerChat(program: Command): void {
     .option("--trust", "trust this folder for this run: apply its project settings (.valarmind/config.json)")
     .option("--sandbox <mode>", "shell sandbox: workspace-write | read-only | off (off runs commands unsandboxed)")
     .option("--network", "let sandboxed shell commands reach the network")
+    .option("--no-context-files", "read no instruction file (AGENTS.md, CLAUDE.md, VALARMIND.md, VALARMIND.local.md): only valarmind's core rules")
+    .option("--image <path>", "with -p: send an image (png, jpeg, gif, webp; at most 5 MB) with the message; repeatable", collect, [])
     .action(async (opts: ChatOptions) => {
       if (opts.approvals !== undefined && !APPROVAL_MODES.includes(opts.approvals)) {
         throw new UsageError(`--approvals must be one of ${APPROVAL_MODES.join(", ")}, got '${opts.approvals}'`, { hint: "Pass one of those, e.g. --approvals suggest." });
@@ -77,6 +86,9 @@ export function registerChat(program: Command): void {
       }
       if (opts.continue && opts.resume !== undefined) throw new UsageError("use either --continue or --resume ID, not both", { hint: "Pass --continue for the latest session, or --resume ID for another one." });
       checkOutputFormat(opts);
+      if ((opts.image?.length ?? 0) > 0 && opts.print === undefined) {
+        throw new UsageError("--image needs -p MESSAGE (it sends images with one headless turn)", { hint: "Pass -p MESSAGE with --image, or in the REPL attach an image in the message with @path/to/shot.png." });
+      }
       if (opts.json && opts.print === undefined) throw new UsageError("--json needs -p MESSAGE (it prints the events of one headless turn)", { hint: "Pass -p MESSAGE with --json, or leave --json out for the REPL." });
       const { runChat } = await import("../actions/chat.ts");
       process.exitCode = await runChat(opts);

@@ -17,6 +17,7 @@ export function registerPrompt(program: Command): void {
     .option("--session <id>", "the session to use (default: the latest)")
     .option("--budget <n>", "token budget for this build (overrides maxContextTokens)")
     .option("--tokens <mode>", "how to count: local (exact o200k) or api (also ask POST /responses/input_tokens)", "local")
+    .option("--no-context-files", "with --dry-run: read no instruction file (AGENTS.md, CLAUDE.md, VALARMIND.md, VALARMIND.local.md), as chat --no-context-files")
     .addHelpText("after", '\nExamples:\n  valarmind prompt --dry-run "fix the failing test"\n  valarmind prompt --dry-run "..." --show-prompt > request.json\n  valarmind prompt --list\n  valarmind prompt --diff -2 -1\n')
     .action(async (words: string[], opts: Record<string, unknown>) => {
       let budget: number | undefined;
@@ -48,6 +49,7 @@ export function registerPrompt(program: Command): void {
         budget,
         tokens,
         all: opts.all === true,
+        contextFiles: opts.contextFiles !== false,
       });
     });
 }

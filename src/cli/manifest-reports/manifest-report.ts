@@ -3,7 +3,7 @@
  * definitions, window turns, working-set items and this turn's steps collapse into one row each
  * unless `all`), then what the cutoff did, what was left out, and notes.
  */
-import type { Manifest, ManifestItem } from "../../prompt/manifest-schema.ts";
+import type { Manifest, ManifestItem, ManifestPrefix } from "../../prompt/manifest-schema.ts";
 import { formatInt, padEnd, padStart, percent, type Paint } from "./text-style.ts";
 
 export interface ReportOptions {
@@ -24,6 +24,7 @@ interface Row {
 
 const SINGLE_LABEL: Record<string, string> = {
   core_rules: "core rules",
+  user_instructions: "your AGENTS.md",
   project_instructions: "VALARMIND.md",
   personal_preferences: "VALARMIND.local.md",
   working_state: "working state (TOON)",
@@ -74,6 +75,9 @@ function singleLabel(item: ManifestItem): string {
     return `rolling summary${turns ? ` (turns ${turns})` : ""}`;
   }
   if (item.type === "tool") return item.id;
+  // "agents:src/AGENTS.md" → the path; "attachment:src/a.ts" → "@src/a.ts".
+  if (item.type === "agents_instructions") return item.id.slice("agents:".length);
+  if (item.type === "attachment") return `@${item.id.slice("attachment:".length).replace(/:image$/, " (image)")}`;
   if (item.type === "turn") return item.id.replace(":", " ");
   if (item.type === "working_set_item") return item.id;
   return SINGLE_LABEL[item.type] ?? item.id;
@@ -133,6 +137,13 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** "prefix  break at summary (the rolling summary changed…) · predicted cached 4,096 · API cached 4,224". */
+function prefixLine(p: ManifestPrefix, usage: Manifest["usage"]): string {
+  const what = p.kind === "first" ? "first request (nothing to compare with)" : p.kind === "append" ? `appends to ${p.compared_with}` : `breaks ${p.compared_with} at ${p.first_changed?.id ?? "?"}: ${p.first_changed?.reason ?? ""}`;
+  const actual = usage ? ` · API cached ${formatInt(usage.cached)}` : "";
+  return `prefix  ${what} · reused ${formatInt(p.reused_tokens)} · predicted cached ${formatInt(p.predicted_cached_tokens)}${actual}`;
+}
+
 export function formatManifestReport(m: Manifest, options: ReportOptions): string {
   const { paint } = options;
   const out: string[] = [];
@@ -147,6 +158,7 @@ export function formatManifestReport(m: Manifest, options: ReportOptions): strin
     const u = m.usage;
     out.push(`usage   input ${formatInt(u.input)} (cached ${formatInt(u.cached)}, ${percent(u.cached, u.input)}) · output ${formatInt(u.output)} (reasoning ${formatInt(u.reasoning)}) · local estimate ${formatInt(m.total_tokens)}`);
   }
+  if (m.prefix) out.push(prefixLine(m.prefix, m.usage));
   if (m.api_input_tokens !== undefined) {
     const delta = m.api_input_tokens - m.total_tokens;
     out.push(`api     input_tokens ${formatInt(m.api_input_tokens)} (local ${formatInt(m.total_tokens)}, ${delta >= 0 ? "+" : ""}${formatInt(delta)})`);

@@ -29,6 +29,8 @@ export interface PromptOptions {
   budget: number | undefined;
   tokens: "local" | "api";
   all: boolean;
+  /** False with --no-context-files. */
+  contextFiles?: boolean;
 }
 
 function write(text: string): void {
@@ -49,6 +51,7 @@ async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOpt
     ...(opts.message !== undefined && { message: opts.message }),
     ...(opts.session !== undefined && { session: opts.session }),
     ...(opts.budget !== undefined && { budgetTokens: opts.budget }),
+    ...(opts.contextFiles === false && { contextFiles: false }),
     tools,
   });
   const manifest = next.manifest;

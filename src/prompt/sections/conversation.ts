@@ -32,7 +32,8 @@ export const summarySection: Section = {
         placement: "message",
         role: "user",
         // Model-written, from turns that held file contents and tool output: data, in a user message.
-        text: tagged("conversation_summary", summary.text, { turns, source: "summary of earlier turns" }),
+        // The turn range closes the block, so a summary that only grew keeps its bytes as a prefix (ADR 0074).
+        text: tagged("conversation_summary", `${summary.text}\n(turns ${turns})`, { source: "summary of earlier turns" }),
       },
     ];
   },

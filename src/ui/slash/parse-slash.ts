@@ -1,11 +1,2 @@
-/** Recognises a slash command in a submitted prompt. "/usr/bin is broken" stays a message. */
-export interface SlashCommand {
-  name: string;
-  args: string;
-}
-
-export function parseSlash(text: string): SlashCommand | undefined {
-  const match = /^\/([a-zA-Z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
-  if (!match) return undefined;
-  return { name: (match[1] ?? "").toLowerCase(), args: (match[2] ?? "").trim() };
-}
+/** Recognises a slash command in a submitted prompt by the core's one rule (src/agent/slash-catalog.ts). "/usr/bin is broken" stays a message. */
+export { parseSlash, type SlashCommand } from "../../agent/front-end-contract.ts";

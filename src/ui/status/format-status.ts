@@ -23,10 +23,17 @@ export function budgetBar(
   return { filled: "█".repeat(count), empty: "░".repeat(cells - count), share };
 }
 
+/** A share of the model's window: "<1%" rather than a misleading "0%" once anything is sent. */
+export function formatWindowShare(share: number): string {
+  return share > 0 && share < 0.005 ? "<1%" : formatPercent(share);
+}
+
 export interface StatusFields {
   model: string;
   prompt: string;
   share: number;
+  /** The last request's share of the model's context window and the window (`4% of 400k`); undefined when the window is unknown. */
+  window: string | undefined;
   cached: string;
   session: string;
   /** The session's effective input (uncached + 0.1 × cached) and, with prices set, its cost. */
@@ -41,6 +48,10 @@ export function statusFields(status: StatusSnapshot): StatusFields {
     model: status.model,
     prompt: `${formatTokens(status.promptTokens)}/${formatTokens(status.budgetTokens)}`,
     share: status.budgetTokens > 0 ? status.promptTokens / status.budgetTokens : 0,
+    window:
+      status.contextWindowTokens !== undefined && status.contextWindowTokens > 0
+        ? `${formatWindowShare(status.promptTokens / status.contextWindowTokens)} of ${formatTokens(status.contextWindowTokens)}`
+        : undefined,
     // The session's cached share once any usage is in (what the cost depends on); else the last request's.
     cached: status.cost && status.cost.requests > 0 ? formatPercent(status.cost.cachedShare) : status.cachedShare === undefined ? "–" : formatPercent(status.cachedShare),
     session: formatTokens(status.sessionTokens),

@@ -13,7 +13,8 @@ interface StatusLineProps {
 }
 
 /**
- * Two lines: the request figures (model, prompt/budget with a bar, the session's cached share,
+ * Two lines: the request figures (model, prompt/budget with a bar, the share of the model's
+ * context window when the core knows the window, the session's cached share,
  * session tokens, effective input and its price when prices are set, approvals mode), then the
  * goal and `now` from the working state.
  */
@@ -31,6 +32,7 @@ export const StatusLine = memo(function StatusLine({ status }: StatusLineProps) 
         {theme.dim("prompt ")}
         {fields.prompt} {filled}
         {theme.dim(bar.empty)}
+        {fields.window !== undefined ? `${sep}${theme.dim("window ")}${fields.window}` : ""}
         {sep}
         {theme.dim("cached ")}
         {fields.cached}

@@ -77,7 +77,8 @@ function foldedTurns(body: Record<string, unknown>): Array<{ turn: string; user:
 
 export function fakeFoldSummary(body: Record<string, unknown>): string {
   const text = unescape(inputItems(body).map((item) => item.content ?? "").join("\n"));
-  const previous = between(text, /<conversation_summary[^>]*>\n/, "</conversation_summary>");
+  // The block ends with its turn range, "(turns 1–16)": not a line of the summary.
+  const previous = between(text, /<conversation_summary[^>]*>\n/, "</conversation_summary>").replace(/\n?\(turns \d+–\d+\)$/, "");
   const lines = [...previous.split("\n").filter((l) => l.trim() !== ""), ...foldedTurns(body).map((t) => line(t.turn, t.user, t.answer))];
   // Over the cap: plain lines (no stated fact) are dropped oldest first into one count line.
   let dropped = 0;

@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
+import { createElement } from "react";
+import { render } from "ink-testing-library";
 import { budgetBar, formatTokens, statusFields } from "../../../src/ui/status/format-status.ts";
+import { StatusLine } from "../../../src/ui/status/status-line.tsx";
 import { defaultStatus } from "../../support/fake-controller.ts";
 
 describe("status figures", () => {
@@ -23,5 +26,30 @@ describe("status figures", () => {
     expect(fields.cached).toBe("–");
     expect(fields.goal).toContain("/goal");
     expect(statusFields({ ...defaultStatus, cachedShare: 0.834 }).cached).toBe("83%");
+  });
+
+  test("the last request's share of the model's context window stands beside the budget's", () => {
+    const fields = statusFields({ ...defaultStatus, promptTokens: 12_000, budgetTokens: 24_000, contextWindowTokens: 400_000 });
+    expect(fields.prompt).toBe("12k/24k");
+    expect(fields.share).toBe(0.5);
+    expect(fields.window).toBe("3% of 400k");
+    expect(statusFields({ ...defaultStatus, promptTokens: 900, contextWindowTokens: 1_047_576 }).window).toBe("<1% of 1.0M");
+    expect(statusFields({ ...defaultStatus, promptTokens: 0, contextWindowTokens: 128_000 }).window).toBe("0% of 128k");
+  });
+
+  test("an unknown window (no setting, a model the core does not know) shows only the budget's share", () => {
+    const fields = statusFields({ ...defaultStatus, promptTokens: 6000, budgetTokens: 24_000 });
+    expect(fields.window).toBeUndefined();
+    expect(fields.share).toBe(0.25);
+  });
+
+  test("the status line shows the window's share after the budget bar, and nothing for an unknown window", () => {
+    const known = render(createElement(StatusLine, { status: { ...defaultStatus, model: "gpt-5", promptTokens: 12_000, budgetTokens: 24_000, contextWindowTokens: 400_000 } }));
+    expect(known.lastFrame()).toContain("gpt-5 · prompt 12k/24k ████░░░░ · window 3% of 400k · cached");
+    known.unmount();
+    const unknown = render(createElement(StatusLine, { status: { ...defaultStatus, promptTokens: 12_000, budgetTokens: 24_000 } }));
+    expect(unknown.lastFrame()).toContain("prompt 12k/24k ████░░░░ · cached");
+    expect(unknown.lastFrame()).not.toContain("window");
+    unknown.unmount();
   });
 });

@@ -1,0 +1,73 @@
+/**
+ * bin/valarmind finds Bun (PATH, $BUN_INSTALL/bin, ~/.bun/bin) or says how to install it and exits
+ * 127, and finds its package through relative symlink chains like npm's and bun's global bin links.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, symlinkSync } from "node:fs";
+import { join, resolve } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
+
+const BIN = resolve(import.meta.dir, "../../bin/valarmind");
+afterAll(cleanupTempDirs);
+
+/** A PATH holding only the commands the launcher uses, and no bun. */
+async function pathWithoutBun(): Promise<string> {
+  const dir = await makeTempDir("valarmind-nobun-");
+  for (const tool of ["readlink", "dirname", "cat"]) {
+    const found = Bun.which(tool);
+    if (!found) throw new Error(`${tool} is not installed; the launcher needs it`);
+    symlinkSync(found, join(dir, tool));
+  }
+  return dir;
+}
+
+async function run(argv: string[], env: Record<string, string>) {
+  const proc = Bun.spawn(argv, { cwd: await makeTempDir(), stdout: "pipe", stderr: "pipe", env: { NO_COLOR: "1", ...env } });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { stdout, stderr, code };
+}
+
+describe("bin/valarmind without bun on PATH", () => {
+  test("says Bun is missing and exactly how to install it, and exits 127", async () => {
+    const home = await makeTempDir();
+    const r = await run(["/bin/sh", BIN, "--version"], { PATH: await pathWithoutBun(), HOME: home });
+    expect(r.code).toBe(127);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("valarmind: Bun is not installed");
+    expect(r.stderr).toContain("Node.js cannot run it");
+    expect(r.stderr).toContain("curl -fsSL https://bun.sh/install | bash");
+    expect(r.stderr).toContain("npm install -g bun");
+  });
+
+  test("uses $BUN_INSTALL/bin/bun, then ~/.bun/bin/bun, where Bun's installer puts it", async () => {
+    const path = await pathWithoutBun();
+    const bunInstall = await makeTempDir();
+    mkdirSync(join(bunInstall, "bin"));
+    symlinkSync(process.execPath, join(bunInstall, "bin/bun"));
+    const viaBunInstall = await run(["/bin/sh", BIN, "--version"], { PATH: path, HOME: await makeTempDir(), BUN_INSTALL: bunInstall });
+    expect(viaBunInstall).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+
+    const home = await makeTempDir();
+    mkdirSync(join(home, ".bun/bin"), { recursive: true });
+    symlinkSync(process.execPath, join(home, ".bun/bin/bun"));
+    const viaHome = await run(["/bin/sh", BIN, "--version"], { PATH: path, HOME: home });
+    expect(viaHome).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+});
+
+describe("bin/valarmind through global bin links", () => {
+  test("a chain of relative symlinks (prefix/bin → lib/node_modules/valarmind → the package) finds the package", async () => {
+    const prefix = await makeTempDir();
+    mkdirSync(join(prefix, "bin"));
+    mkdirSync(join(prefix, "lib/node_modules"), { recursive: true });
+    // As `npm link`/`bun link` leave it: the package dir is itself a link, the bin link is relative.
+    symlinkSync(resolve(import.meta.dir, "../.."), join(prefix, "lib/node_modules/valarmind"));
+    symlinkSync("../lib/node_modules/valarmind/bin/valarmind", join(prefix, "bin/valarmind"));
+    symlinkSync("valarmind", join(prefix, "bin/vm"));
+    for (const entry of ["bin/valarmind", "bin/vm"]) {
+      const r = await run([join(prefix, entry), "--version"], { PATH: process.env.PATH ?? "", HOME: await makeTempDir() });
+      expect({ entry, ...r }).toMatchObject({ entry, code: 0, stdout: `${pkg.version}\n` });
+    }
+  });
+});
