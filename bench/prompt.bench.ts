@@ -57,11 +57,11 @@ const loadAndFirst = performance.now() - t0;
 // Rebuild from the same inputs as the agent does on every model call (inputs already in memory).
 const { ShortTermMemory } = await import("${repo}/src/memory/short-term.ts");
 const { readSession, latestSession } = await import("${repo}/src/session/transcript.ts");
-const { StateStore } = await import("${repo}/src/state/store.ts");
+const { FileStateStore } = await import("${repo}/src/state/store.ts");
 const { exactCounter } = await import("${repo}/src/prompt/builder.ts");
 const count = await exactCounter();
 const memory = ShortTermMemory.fromRecords(readSession(latestSession(paths).file).records, { ...settings, countTokens: count });
-const state = (await new StateStore(paths).read()).state;
+const state = (await new FileStateStore(paths).read()).state;
 const input = { settings, sessionId: "bench200", turn: 201, now: new Date(), tools, sources: { state, project: { path: "VALARMIND.md", text: await Bun.file(paths.instructions).text() } }, memory: memory.view(), task: { userText: ${JSON.stringify(MESSAGE)}, items: [] } };
 const warm = [];
 for (let i = 0; i < 60; i++) { const s = performance.now(); await buildRequest(input); warm.push(performance.now() - s); }

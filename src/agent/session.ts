@@ -30,7 +30,8 @@ import type { NewRecord } from "../session/transcript-schema.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
 import { createSession, readSession, type SessionTranscript } from "../session/transcript.ts";
 import type { HeldLock } from "../state/lock.ts";
-import { StateStore } from "../state/store.ts";
+import type { StateStore } from "../state/store.ts";
+import { createStateStore } from "../store/create-state-store.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
 import type { McpToolSet } from "../mcp/start-servers.ts";
@@ -151,7 +152,7 @@ export class AgentSession {
     this.instructionOptions = { cwd: this.cwd, ...(options.contextFiles === false && { contextFiles: false }) };
     this.openNoticeEvents = [...opened.notices, ...(options.mcp?.takeNotices() ?? [])];
     this.openNotices = this.openNoticeEvents.map((notice) => notice.message);
-    this.state = new StateStore(this.paths);
+    this.state = createStateStore(this.paths);
     this.checkpoints = new TurnCheckpoints(new CheckpointStore(this.paths, this.sessionId), realpathSync(options.root));
     this.tools = createToolRegistry({
       root: options.root,

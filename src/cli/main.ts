@@ -19,6 +19,7 @@ import { registerTrust } from "./commands/trust.ts";
 import { registerMcp } from "./commands/mcp.ts";
 import { registerUndo } from "./commands/undo.ts";
 import { registerCompletion } from "./commands/completion.ts";
+import { registerStore } from "../store/store-command.ts";
 
 trace("main: modules loaded");
 endQuietlyWhenStdoutCloses();
@@ -52,6 +53,7 @@ registerSessions(program);
 registerTrust(program);
 registerMcp(program);
 registerUndo(program);
+registerStore(program);
 registerCompletion(program);
 
 try {

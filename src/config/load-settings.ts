@@ -85,6 +85,7 @@ const ENV_SETTINGS = [
   ["VALARMIND_REASONING_EFFORT", "reasoningEffort"],
   ["VALARMIND_APPROVALS", "approvals"],
   ["VALARMIND_SANDBOX", "sandbox"],
+  ["VALARMIND_STORE", "store"],
 ] as const satisfies readonly (readonly [string, keyof Settings])[];
 
 /** The environment's settings, each checked on its own so that an error names the variable. */
@@ -143,6 +144,8 @@ export interface ProjectSettingsReport {
   changes: ProjectChange[];
   /** The changes left out because the folder is not trusted. */
   ignored: ProjectChange[];
+  /** Keys the project file sets that only the user's own settings may set (`mcp`, `store`): always ignored. */
+  userOnly: string[];
 }
 
 export interface LoadedSettings {
@@ -168,14 +171,16 @@ export function resolveSettings(root: string, flags: PartialSettings = {}, optio
   const base = { ...(Value.Default(SettingsSchema, {}) as Settings), ...readLayer(userConfigPath()) };
   const projectFile = projectConfigPath(root);
   // `mcp` (which servers run unasked) is the user's choice alone; a project's servers join the user's, never replace one.
-  const { mcp: _userOnly, ...projectLayer } = readLayer(projectFile);
+  // `store` too: a project pointing the user's agent at its own Redis would read and poison the state.
+  const { mcp: projectMcp, store: projectStore, ...projectLayer } = readLayer(projectFile);
+  const userOnly = [...(projectMcp !== undefined ? ["mcp"] : []), ...(projectStore !== undefined ? ["store"] : [])];
   if (projectLayer.mcpServers) projectLayer.mcpServers = mergeMcpServers(base.mcpServers, projectLayer.mcpServers);
   const changes = projectChanges(base, projectLayer);
   // Turning the shell sandbox off is the user's own choice (flag, env or user config), never a
   // repository's, trusted or not (docs/security.md).
   const applied = changes.filter((c) => c.narrows || (trusted && !(c.key === "sandbox" && c.to === "off")));
   const project: ProjectSettingsReport | undefined = existsSync(projectFile)
-    ? { file: projectFile, trusted, changes, ignored: changes.filter((c) => !applied.includes(c)) }
+    ? { file: projectFile, trusted, changes, ignored: changes.filter((c) => !applied.includes(c)), userOnly }
     : undefined;
   const merged = {
     ...base,

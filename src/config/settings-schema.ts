@@ -51,6 +51,14 @@ export const SettingsSchema = Type.Object(
       ),
     ),
     maxStepsPerTurn: Type.Integer({ minimum: 1, default: 24, description: "model calls per user turn" }),
+    store: Type.String({
+      pattern: "^(file|rediss?://\\S+)$",
+      default: "file",
+      description: "where the working state lives: 'file' (.valarmind/memory/state.json) or a Redis/Valkey URL (redis://host:6379/0) shared by every clone; user settings or VALARMIND_STORE only, never a project file",
+    }),
+    projectId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, pattern: "^\\S(.*\\S)?$", description: "the project's name in a shared store (default: the normalized URL of git remote origin)" }),
+    ),
     mcpServers: Type.Optional(McpServersSchema),
     mcp: Type.Optional(McpOptionsSchema),
   },

@@ -12,7 +12,7 @@ import type { FunctionToolSpec } from "../model/types.ts";
 import { damageNotice } from "../session/damaged-lines.ts";
 import { findSession, latestSession, readSession, UnreadableTranscriptError, type ReadSessionResult, type SessionRef } from "../session/transcript.ts";
 import { describeRenumbering } from "../session/turn-order.ts";
-import { StateStore } from "../state/store.ts";
+import { createStateStore } from "../store/create-state-store.ts";
 import { checkedSnapshot } from "../state/validate.ts";
 import { buildRequest, exactCounter, type BuiltRequest } from "./builder.ts";
 import { readGitInfo } from "./git-info.ts";
@@ -67,7 +67,7 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
   const ref = options.session ? findSession(paths, options.session) : latestSession(paths);
   const [count, stateRead, files, git] = await Promise.all([
     exactCounter(),
-    new StateStore(paths).read(),
+    createStateStore(paths).read(),
     readInstructionFiles(paths, { ...(options.cwd && { cwd: options.cwd }), ...(options.contextFiles === false && { contextFiles: false }) }),
     readGitInfo(paths.root),
   ]);

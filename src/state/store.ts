@@ -34,6 +34,8 @@ export interface ReadResult {
    * file, left in place (the state is empty); `recovered`: a bad file was moved aside.
    */
   source: "file" | "migrated" | "missing" | "invalid" | "recovered";
+  /** True when the server was unreachable and this is the last local copy (a notice says so). */
+  stale?: boolean;
   /** Things the user must be told (a file moved aside or left invalid, a migration, a repair). */
   notices: string[];
   /** When `source` is `invalid`: what is wrong with the file, for a command that refuses to go on. */
@@ -52,13 +54,28 @@ export interface UpdateResult {
 
 export type StateMutation = (state: WorkingState) => OpResult | WorkingState;
 
+/**
+ * Where the working state lives: `FileStateStore` (below, the default) or the Redis store
+ * (src/store/redis-state-store.ts); `createStateStore` (src/store/create-state-store.ts) picks one
+ * from the settings. Both keep the same guarantees: reads never write the state, a bad state is
+ * kept aside (never deleted), every change is locked, validated, redacted and stamped.
+ */
+export interface StateStore {
+  /** Where the state is, for messages: a file path, or a Redis URL (without credentials) and key. */
+  readonly location: string;
+  read(): Promise<ReadResult>;
+  recover(): Promise<ReadResult>;
+  update(mutate: StateMutation): Promise<UpdateResult>;
+  ensure(): Promise<{ created: boolean; notices: string[] }>;
+}
+
 export interface StateStoreOptions {
   clock?: () => Date;
   lock?: LockOptions;
   migrations?: readonly Migration[];
 }
 
-type Loaded =
+export type Loaded =
   | { kind: "ok"; state: WorkingState; raw: string; migrated: string[]; repaired: string[] }
   | { kind: "missing" }
   | { kind: "bad"; raw: string; reason: string };
@@ -67,18 +84,20 @@ export function serializeState(state: WorkingState): string {
   return `${JSON.stringify(state, null, 2)}\n`;
 }
 
-function corruptStamp(date: Date): string {
+export function corruptStamp(date: Date): string {
   return date.toISOString().replace(/:/g, "-").replace(".", "-");
 }
 
-export class StateStore {
+export class FileStateStore implements StateStore {
   readonly paths: WorkspacePaths;
+  readonly location: string;
   private readonly clock: () => Date;
   private readonly lockOptions: LockOptions;
   private readonly migrations: readonly Migration[];
 
   constructor(paths: WorkspacePaths, options: StateStoreOptions = {}) {
     this.paths = paths;
+    this.location = paths.stateJson;
     this.clock = options.clock ?? (() => new Date());
     this.lockOptions = options.lock ?? {};
     this.migrations = options.migrations ?? STATE_MIGRATIONS;
@@ -144,13 +163,7 @@ export class StateStore {
       const { state, change } = "change" in result ? result : { state: result, change: "state replaced" };
       const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0 || loaded.repaired.length > 0;
       if (!mustWrite) return { state, change, written: false, notices };
-      const stamped: WorkingState = redactSecretsInJson({ ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: this.clock().toISOString() });
-      const checked = validateState(stamped, this.paths.stateJson);
-      if (!checked.ok) {
-        throw new ValarmindError(`refusing to write an invalid state (nothing was written):\n  ${checked.errors.join("\n  ")}`, {
-          hint: "This is a bug in the change that was requested; please report it with the command you ran.",
-        });
-      }
+      const stamped = stampForWrite(state, this.clock(), this.paths.stateJson);
       await writeFileAtomic(this.paths.stateJson, serializeState(stamped), () => {
         if (lock.compromised()) {
           throw new ValarmindError(`lost the lock on ${this.paths.stateJson} while writing; nothing was written`, {
@@ -182,29 +195,7 @@ export class StateStore {
         cause: error,
       });
     }
-    let parsed: unknown;
-    try {
-      // Editors on Windows may add a byte-order mark; it is not part of the JSON.
-      parsed = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
-    } catch (error) {
-      return { kind: "bad", raw, reason: `not valid JSON (${describeError(error)})` };
-    }
-    const surrogates = replaceLoneSurrogates(parsed);
-    parsed = surrogates.value;
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      return { kind: "bad", raw, reason: "not a JSON object" };
-    }
-    const outcome = migrateState(parsed as JsonDocument, this.migrations);
-    if (outcome.kind === "newer") {
-      throw new UsageError(
-        `${file} was written by a newer valarmind (schema_version ${outcome.version}; this one reads up to ${STATE_SCHEMA_VERSION})`,
-        { hint: "Upgrade valarmind to read it. The file was left untouched." },
-      );
-    }
-    if (outcome.kind === "unreadable") return { kind: "bad", raw, reason: outcome.reason };
-    const checked = validateState(outcome.doc, file);
-    if (!checked.ok) return { kind: "bad", raw, reason: `invalid:\n  ${checked.errors.join("\n  ")}` };
-    return { kind: "ok", state: checked.state, raw, migrated: outcome.kind === "migrated" ? outcome.steps : [], repaired: surrogates.found };
+    return parseStateText(raw, file, this.migrations);
   }
 
   private async moveAside(bad: { raw: string; reason: string }): Promise<string> {
@@ -232,4 +223,43 @@ async function exists(path: string): Promise<boolean> {
     if ((error as { code?: unknown }).code === "ENOENT") return false;
     throw error;
   }
+}
+
+/** Parses, migrates and validates a stored state; `label` names it in messages (a file, a Redis key). */
+export function parseStateText(raw: string, file: string, migrations: readonly Migration[] = STATE_MIGRATIONS): Loaded {
+  let parsed: unknown;
+  try {
+    // Editors on Windows may add a byte-order mark; it is not part of the JSON.
+    parsed = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
+  } catch (error) {
+    return { kind: "bad", raw, reason: `not valid JSON (${describeError(error)})` };
+  }
+  const surrogates = replaceLoneSurrogates(parsed);
+  parsed = surrogates.value;
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return { kind: "bad", raw, reason: "not a JSON object" };
+  }
+  const outcome = migrateState(parsed as JsonDocument, migrations);
+  if (outcome.kind === "newer") {
+    throw new UsageError(
+      `${file} was written by a newer valarmind (schema_version ${outcome.version}; this one reads up to ${STATE_SCHEMA_VERSION})`,
+      { hint: "Upgrade valarmind to read it. The file was left untouched." },
+    );
+  }
+  if (outcome.kind === "unreadable") return { kind: "bad", raw, reason: outcome.reason };
+  const checked = validateState(outcome.doc, file);
+  if (!checked.ok) return { kind: "bad", raw, reason: `invalid:\n  ${checked.errors.join("\n  ")}` };
+  return { kind: "ok", state: checked.state, raw, migrated: outcome.kind === "migrated" ? outcome.steps : [], repaired: surrogates.found };
+}
+
+/** Stamps, redacts and validates a state about to be written; an invalid one is a bug and is refused. */
+export function stampForWrite(state: WorkingState, at: Date, label: string): WorkingState {
+  const stamped: WorkingState = redactSecretsInJson({ ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: at.toISOString() });
+  const checked = validateState(stamped, label);
+  if (!checked.ok) {
+    throw new ValarmindError(`refusing to write an invalid state (nothing was written):\n  ${checked.errors.join("\n  ")}`, {
+      hint: "This is a bug in the change that was requested; please report it with the command you ran.",
+    });
+  }
+  return stamped;
 }

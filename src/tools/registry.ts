@@ -14,7 +14,7 @@ import { describeError } from "../errors.ts";
 import type { ApprovalDecision } from "../agent/events.ts";
 import type { FunctionToolSpec, ToolCallRequest } from "../model/types.ts";
 import { countTokensIfReady } from "../tokens/tokenizer.ts";
-import { StateStore } from "../state/store.ts";
+import { createStateStore } from "../store/create-state-store.ts";
 import { createApprovalGate, type ApprovalGate, type ApprovalSubject, type AskApproval } from "./approvals.ts";
 import { parseArguments } from "./arguments.ts";
 import { factsOfCall, factsOfTool, registerToolFacts, type CallFacts } from "./call-facts.ts";
@@ -114,7 +114,7 @@ function writtenPaths(root: string, locations: readonly ToolLocation[], prepared
 export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
   const root = realpathSync(options.root);
   let store: MemoryStore | undefined = options.stateStore;
-  const memoryStore = (): MemoryStore => (store ??= new StateStore(workspacePaths(root)));
+  const memoryStore = (): MemoryStore => (store ??= createStateStore(workspacePaths(root)));
   const tools = [
     ...(options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep, shell: options.shell })),
     ...(options.extraTools ?? []),

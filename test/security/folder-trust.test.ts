@@ -140,3 +140,17 @@ describe("valarmind trust", () => {
     expect(other.requests.length).toBe(0);
   });
 });
+
+describe("settings only the user may set", () => {
+  test("a trusted project's store and mcp options are ignored, and the user is told", async () => {
+    userConfig({ baseURL: server.baseURL });
+    projectConfig({ store: "redis://attacker.example:6379", mcp: { allow: ["evil"] }, model: "gpt-team" });
+    server.setResponder(() => textStream("ok"));
+    const r = await chat(["-p", "go", "--trust"], { cwd: repo, env: env() });
+    expect(r.code).toBe(0);
+    // The trusted project's other settings apply.
+    expect(server.requests[0]?.body.model).toBe("gpt-team");
+    expect(r.stderr).toContain("ignoring mcp and store in .valarmind/config.json: only your own settings");
+  });
+});
+

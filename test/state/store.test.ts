@@ -5,7 +5,7 @@ import { UsageError, ValarmindError } from "../../src/errors.ts";
 import type { Migration } from "../../src/state/migrations.ts";
 import * as ops from "../../src/state/ops.ts";
 import { emptyState } from "../../src/state/schema.ts";
-import { serializeState, StateStore } from "../../src/state/store.ts";
+import { serializeState, FileStateStore } from "../../src/state/store.ts";
 import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
 
 afterAll(cleanupTempDirs);
@@ -18,10 +18,10 @@ async function workspace(): Promise<WorkspacePaths> {
   return paths;
 }
 
-describe("StateStore", () => {
+describe("FileStateStore", () => {
   test("a missing file reads as the empty state and nothing is written", async () => {
     const paths = await workspace();
-    const read = await new StateStore(paths, { clock: () => fixed }).read();
+    const read = await new FileStateStore(paths, { clock: () => fixed }).read();
     expect(read.source).toBe("missing");
     expect(read.state).toEqual(emptyState(fixed));
     expect(await readdir(paths.memoryDir)).toEqual([]);
@@ -29,7 +29,7 @@ describe("StateStore", () => {
 
   test("update applies an op, stamps updated_at and writes valid pretty JSON", async () => {
     const paths = await workspace();
-    const store = new StateStore(paths, { clock: () => fixed });
+    const store = new FileStateStore(paths, { clock: () => fixed });
     const result = await store.update((s) => ops.addTask(s, "write the store", {}, fixed));
     expect(result).toMatchObject({ written: true, change: "added task T-1 (open): write the store" });
     const raw = await readFile(paths.stateJson, "utf8");
@@ -40,10 +40,10 @@ describe("StateStore", () => {
 
   test("an op that changes nothing leaves the file alone", async () => {
     const paths = await workspace();
-    const store = new StateStore(paths, { clock: () => fixed });
+    const store = new FileStateStore(paths, { clock: () => fixed });
     await store.update((s) => ops.setGoal(s, "g"));
     const before = await readFile(paths.stateJson, "utf8");
-    const later = new StateStore(paths, { clock: () => new Date("2030-01-01T00:00:00Z") });
+    const later = new FileStateStore(paths, { clock: () => new Date("2030-01-01T00:00:00Z") });
     const r = await later.update((s) => s);
     expect(r.written).toBe(false);
     expect(await readFile(paths.stateJson, "utf8")).toBe(before);
@@ -51,7 +51,7 @@ describe("StateStore", () => {
 
   test("an invalid result is refused and nothing is written", async () => {
     const paths = await workspace();
-    const store = new StateStore(paths, { clock: () => fixed });
+    const store = new FileStateStore(paths, { clock: () => fixed });
     await store.update((s) => ops.setGoal(s, "g"));
     const before = await readFile(paths.stateJson, "utf8");
     const bad = store.update((s) => ({ ...s, tasks_open: [{ id: "X", title: "", status: "open", updated_at: "now" }] }));
@@ -63,7 +63,7 @@ describe("StateStore", () => {
   test("read never writes: an unparsable file is reported (source invalid, a problem, a notice) and left", async () => {
     const paths = await workspace();
     await writeFile(paths.stateJson, '{"schema_version": 1, "goal": ');
-    const read = await new StateStore(paths, { clock: () => fixed }).read();
+    const read = await new FileStateStore(paths, { clock: () => fixed }).read();
     expect(read.source).toBe("invalid");
     expect(read.state).toEqual(emptyState(fixed));
     expect(read.problem).toContain(`${paths.stateJson} is not valid JSON`);
@@ -74,7 +74,7 @@ describe("StateStore", () => {
   test("recover: unparsable JSON is moved aside, the notice says where, and a fresh state starts", async () => {
     const paths = await workspace();
     await writeFile(paths.stateJson, '{"schema_version": 1, "goal": ');
-    const read = await new StateStore(paths, { clock: () => fixed }).recover();
+    const read = await new FileStateStore(paths, { clock: () => fixed }).recover();
     expect(read.source).toBe("recovered");
     expect(read.state).toEqual(emptyState(fixed));
     const aside = `${paths.stateJson}.corrupt-2026-03-01T08-00-00-000Z`;
@@ -85,7 +85,7 @@ describe("StateStore", () => {
 
   test("two corrupt files in the same millisecond do not overwrite each other", async () => {
     const paths = await workspace();
-    const store = new StateStore(paths, { clock: () => fixed });
+    const store = new FileStateStore(paths, { clock: () => fixed });
     await writeFile(paths.stateJson, "first");
     await store.recover();
     await writeFile(paths.stateJson, "second");
@@ -99,7 +99,7 @@ describe("StateStore", () => {
     const paths = await workspace();
     const invalid = { ...emptyState(fixed), tasks_open: [{ id: "T-1", title: "x", status: "later", updated_at: fixed.toISOString() }] };
     await writeFile(paths.stateJson, JSON.stringify(invalid));
-    const r = await new StateStore(paths, { clock: () => fixed }).update((s) => ops.setGoal(s, "again"));
+    const r = await new FileStateStore(paths, { clock: () => fixed }).update((s) => ops.setGoal(s, "again"));
     expect(r.notices[0]).toContain("/tasks_open/0/status: must be one of");
     expect(r.state.goal).toBe("again");
     expect(r.state.tasks_open).toEqual([]);
@@ -110,7 +110,7 @@ describe("StateStore", () => {
     const paths = await workspace();
     const newer = JSON.stringify({ ...emptyState(fixed), schema_version: 99, extra: true });
     await writeFile(paths.stateJson, newer);
-    const store = new StateStore(paths, { clock: () => fixed });
+    const store = new FileStateStore(paths, { clock: () => fixed });
     await expect(store.read()).rejects.toThrow(UsageError);
     await expect(store.update((s) => ops.setGoal(s, "x"))).rejects.toThrow("schema_version 99");
     expect(await readFile(paths.stateJson, "utf8")).toBe(newer);
@@ -126,7 +126,7 @@ describe("StateStore", () => {
       describe: "objective → goal, decisions → decisions_recent, tasks → tasks_open, add blockers and conventions",
       up: ({ objective, decisions, tasks, ...rest }) => ({ ...rest, goal: objective, decisions_recent: decisions, tasks_open: tasks, blockers: [], conventions: {} }),
     };
-    const store = new StateStore(paths, { clock: () => fixed, migrations: [rename] });
+    const store = new FileStateStore(paths, { clock: () => fixed, migrations: [rename] });
     const read = await store.read();
     expect(read.source).toBe("migrated");
     expect(read.state.goal).toBe("old name");
@@ -140,7 +140,7 @@ describe("StateStore", () => {
   test("schema_version 0 (older than any format valarmind wrote) is not guessed at: kept aside by recover", async () => {
     const paths = await workspace();
     await writeFile(paths.stateJson, JSON.stringify({ schema_version: 0 }));
-    const read = await new StateStore(paths, { clock: () => fixed }).recover();
+    const read = await new FileStateStore(paths, { clock: () => fixed }).recover();
     expect(read.source).toBe("recovered");
     expect(read.notices[0]).toContain("was not a valarmind state file: its schema_version is 0");
   });
@@ -149,7 +149,7 @@ describe("StateStore", () => {
     const paths = await workspace();
     const raw = JSON.stringify({ ...emptyState(fixed), goal: "aXb", conventions: { "kYey": "v" } }).replace("X", "\\ud800").replace("Y", "\\udc00");
     await writeFile(paths.stateJson, raw);
-    const store = new StateStore(paths, { clock: () => fixed });
+    const store = new FileStateStore(paths, { clock: () => fixed });
     const read = await store.read();
     expect(read.state.goal).toBe("a\ufffdb");
     expect(read.state.conventions).toEqual({ "k\ufffdey": "v" });
@@ -163,13 +163,13 @@ describe("StateStore", () => {
   test("temp files left by a killed writer are removed by the next update", async () => {
     const paths = await workspace();
     await writeFile(`${paths.stateJson}.tmp-12345-abc`, "{half");
-    await new StateStore(paths).update((s) => ops.setGoal(s, "g"));
+    await new FileStateStore(paths).update((s) => ops.setGoal(s, "g"));
     expect(await readdir(paths.memoryDir)).toEqual(["state.json"]);
   });
 
   test("concurrent updates in one process all land", async () => {
     const paths = await workspace();
-    const store = new StateStore(paths);
+    const store = new FileStateStore(paths);
     await Promise.all(Array.from({ length: 10 }, (_, i) => store.update((s) => ops.addTask(s, `task ${i}`))));
     const { state } = await store.read();
     expect(state.tasks_open.map((t) => t.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `T-${i + 1}`).sort());
@@ -179,7 +179,7 @@ describe("StateStore", () => {
     const paths = await workspace();
     const doc = { $schema: "./schemas/state.schema.json", ...emptyState(fixed), goal: "bom" };
     await writeFile(paths.stateJson, `\ufeff${JSON.stringify(doc)}`);
-    const store = new StateStore(paths, { clock: () => fixed });
+    const store = new FileStateStore(paths, { clock: () => fixed });
     expect((await store.read()).state.goal).toBe("bom");
     await store.update((s) => ops.setNow(s, "x"));
     expect(JSON.parse(await readFile(paths.stateJson, "utf8")).$schema).toBe("./schemas/state.schema.json");

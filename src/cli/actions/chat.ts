@@ -4,6 +4,7 @@
  * message is in the transcript); 2 usage or configuration error; 130 interrupted (Ctrl+C), 143
  * terminated (SIGTERM), 129 hung up (SIGHUP): the turn is aborted and recorded like Ctrl+C.
  */
+import { relative } from "node:path";
 import { headlessFormat, type ChatOptions, type OutputFormat } from "../commands/chat.ts";
 import { findWorkspaceRoot } from "../../config/paths.ts";
 import { storeTrust } from "../../config/folder-trust.ts";
@@ -17,7 +18,7 @@ import { AgentSession } from "../../agent/session.ts";
 import { NO_MCP_SERVERS, startMcpServers, type McpToolSet } from "../../mcp/start-servers.ts";
 import { sessionWaitMs } from "../../session/session-lock.ts";
 import { workspacePaths } from "../../config/paths.ts";
-import { StateStore } from "../../state/store.ts";
+import { createStateStore } from "../../store/create-state-store.ts";
 import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
 import { createJsonPrinter } from "../../ui/print-json.ts";
@@ -119,7 +120,12 @@ async function settingsForRun(root: string, opts: ChatOptions, interactive: bool
 
 function ignoredNotice(root: string, loaded: LoadedSettings): string | undefined {
   const project = loaded.project;
-  return project && project.ignored.length > 0 ? ignoredSettingsMessage(root, project) : undefined;
+  if (!project) return undefined;
+  const lines = project.ignored.length > 0 ? [ignoredSettingsMessage(root, project)] : [];
+  if (project.userOnly.length > 0) {
+    lines.push(`ignoring ${project.userOnly.join(" and ")} in ${relative(root, project.file)}: only your own settings (~/.config/valarmind/config.json, or VALARMIND_STORE for the store) may set ${project.userOnly.length > 1 ? "them" : "it"}, trusted folder or not.`);
+  }
+  return lines.length > 0 ? lines.join("\n") : undefined;
 }
 
 /**
@@ -127,7 +133,7 @@ function ignoredNotice(root: string, loaded: LoadedSettings): string | undefined
  * bad one is moved aside, and what was done is returned so it is always announced.
  */
 async function recoverState(root: string): Promise<string[]> {
-  return (await new StateStore(workspacePaths(root)).recover()).notices;
+  return (await createStateStore(workspacePaths(root)).recover()).notices;
 }
 
 export async function runChat(opts: ChatOptions): Promise<number> {

@@ -8,7 +8,8 @@ import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { ValarmindError } from "../../errors.ts";
 import { countTokens, tokenizerInfo } from "../../tokens/tokenizer.ts";
 import { STATE_TOKEN_FLOOR } from "../../state/projection.ts";
-import { serializeState, StateStore } from "../../state/store.ts";
+import { serializeState } from "../../state/store.ts";
+import { createStateStore } from "../../store/create-state-store.ts";
 import { requireValidState } from "./require-valid-state.ts";
 import { syncStateToon } from "../../state/state-toon-file.ts";
 import { formatCompactReport, type CompactReport } from "./compact-report.ts";
@@ -22,7 +23,7 @@ export interface CompactOptions {
 /** Returns the exit code: 0, or 1 when `--check` finds state.toon missing or stale. */
 export async function runCompact(options: CompactOptions): Promise<number> {
   const paths = workspacePaths(findWorkspaceRoot());
-  const read = await new StateStore(paths).read();
+  const read = await createStateStore(paths).read();
   requireValidState(read);
   for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
   if (read.source === "missing") {

@@ -11,7 +11,7 @@ import { UsageError } from "../../errors.ts";
 import { ensureValarmindDir } from "../../config/valarmind-dir.ts";
 import { writeFileAtomic } from "../../state/atomic-write.ts";
 import { stateJsonSchema } from "../../state/schema.ts";
-import { StateStore } from "../../state/store.ts";
+import { createStateStore } from "../../store/create-state-store.ts";
 import { readTextIfExists } from "../../read-text-if-exists.ts";
 
 // Imported as text so the single executable carries it (docs/adr/0080-package-and-single-binary.md).
@@ -105,13 +105,14 @@ export async function runInit(root: string, options: { here?: boolean } = {}): P
   const lines = ensureDirs(paths);
   lines.push((await createIfAbsent(paths.instructions, TEMPLATE)) ? "created VALARMIND.md (a template: fill it in)" : "kept VALARMIND.md (exists)");
   lines.push(await ensureSchema(paths));
-  const ensured = await new StateStore(paths).ensure();
+  const store = createStateStore(paths);
+  const ensured = await store.ensure();
   for (const notice of ensured.notices) process.stderr.write(`valarmind: ${notice}\n`);
   const stateName = relative(root, paths.stateJson);
   lines.push(ensured.created ? `created ${stateName} (empty working state)` : `kept ${stateName} (valid)`);
   // state.toon is derived, but `compact --check` (CI, a pre-commit hook) expects it right after init.
   const { syncStateToon } = await import("../../state/state-toon-file.ts");
-  const { state } = await new StateStore(paths).read();
+  const { state } = await store.read();
   const toon = await syncStateToon(paths.stateToon, state);
   const toonName = relative(root, paths.stateToon);
   lines.push(toon.written ? `wrote ${toonName} (its prompt projection)` : `kept ${toonName} (up to date)`);

@@ -9,7 +9,7 @@ import { UsageError } from "../../errors.ts";
 import * as ops from "../../state/ops.ts";
 import { TASK_STATUSES, type TaskStatus } from "../../state/empty-state.ts";
 import type { WorkingState } from "../../state/schema.ts";
-import { StateStore } from "../../state/store.ts";
+import { createStateStore } from "../../store/create-state-store.ts";
 
 export type StateRequest =
   | { kind: "goal"; text: string }
@@ -84,7 +84,7 @@ export async function runStateChange(request: StateRequest): Promise<void> {
   const paths = workspacePaths(findWorkspaceRoot());
   const isNew = !existsSync(paths.stateJson);
   const op = opFor(request, new Date());
-  const result = await new StateStore(paths).update(op);
+  const result = await createStateStore(paths).update(op);
   for (const notice of result.notices) process.stderr.write(`valarmind: ${notice}\n`);
   if (isNew && result.written) {
     process.stderr.write(`valarmind: started a new working state at ${relative(process.cwd(), paths.stateJson) || paths.stateJson}\n`);

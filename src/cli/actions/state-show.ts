@@ -2,14 +2,15 @@
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { UsageError } from "../../errors.ts";
-import { serializeState, StateStore } from "../../state/store.ts";
+import { serializeState } from "../../state/store.ts";
+import { createStateStore } from "../../store/create-state-store.ts";
 import { requireValidState } from "./require-valid-state.ts";
 import { renderStateView, useColor } from "./state-view.ts";
 
 export async function runStateShow(opts: { json?: boolean; toon?: boolean; all?: boolean }): Promise<void> {
   if (opts.json && opts.toon) throw new UsageError("--json and --toon cannot be used together");
   const paths = workspacePaths(findWorkspaceRoot());
-  const read = await new StateStore(paths).read();
+  const read = await createStateStore(paths).read();
   requireValidState(read);
   for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
   if (read.source === "missing") {

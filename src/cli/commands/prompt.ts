@@ -30,12 +30,12 @@ export function registerPrompt(program: Command): void {
       const inspecting = opts.list === true || typeof opts.show === "string" || Array.isArray(opts.diff);
       if (!inspecting) {
         // The dry run is read-only: a bad state.json is reported and left, never moved aside.
-        const [{ findWorkspaceRoot, workspacePaths }, { StateStore }, { requireValidState }] = await Promise.all([
+        const [{ findWorkspaceRoot, workspacePaths }, { createStateStore }, { requireValidState }] = await Promise.all([
           import("../../config/paths.ts"),
-          import("../../state/store.ts"),
+          import("../../store/create-state-store.ts"),
           import("../actions/require-valid-state.ts"),
         ]);
-        requireValidState(await new StateStore(workspacePaths(findWorkspaceRoot())).read());
+        requireValidState(await createStateStore(workspacePaths(findWorkspaceRoot())).read());
       }
       const { runPrompt } = await import("../manifest-reports/run-prompt.ts");
       process.exitCode = await runPrompt({

@@ -1,0 +1,51 @@
+/**
+ * One connection to the shared store per operation (Bun's built-in Redis client): a CLI command
+ * opens, works and closes, so no socket keeps a process alive. An unreachable server is an error
+ * that names the URL without its credentials.
+ */
+import { RedisClient } from "bun";
+import { describeError, ValarmindError } from "../errors.ts";
+
+/** The URL as it may be shown: no user name, no password. */
+export function displayRedisUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (!parsed) return "the configured Redis URL";
+  parsed.username = "";
+  parsed.password = "";
+  return parsed.toString().replace(/\/$/, "");
+}
+
+/** The server could not be reached (or dropped the connection): reads may fall back, writes fail. */
+export class StoreUnreachableError extends ValarmindError {
+  readonly url: string;
+  constructor(url: string, cause: unknown, whatHappened: string) {
+    super(`cannot reach the state store ${displayRedisUrl(url)} (${describeError(cause)}); ${whatHappened}`, {
+      hint: "Start the server or check the URL (setting 'store' or VALARMIND_STORE); 'VALARMIND_STORE=file' works from the local file meanwhile.",
+      cause,
+    });
+    this.name = "StoreUnreachableError";
+    this.url = url;
+  }
+}
+
+const CONNECTION_ERRORS = /^ERR_REDIS_(CONNECTION|SOCKET|TLS|AUTHENTICATION)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND/;
+
+/** Whether an error means the server is gone rather than that it refused a command. */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === "string" && CONNECTION_ERRORS.test(code)) || /connection (is )?closed|connection has failed|socket/i.test(describeError(error));
+}
+
+export const CONNECT_TIMEOUT_MS = 3_000;
+
+/** Opens a connection or throws `StoreUnreachableError` saying `whatHappened` (e.g. "nothing was changed"). */
+export async function connectRedis(url: string, whatHappened: string): Promise<RedisClient> {
+  const client = new RedisClient(url, { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS });
+  try {
+    await client.connect();
+  } catch (error) {
+    client.close();
+    throw new StoreUnreachableError(url, error, whatHappened);
+  }
+  return client;
+}
