@@ -84,9 +84,11 @@ export async function runStateChange(request: StateRequest): Promise<void> {
   const paths = workspacePaths(findWorkspaceRoot());
   const isNew = !existsSync(paths.stateJson);
   const op = opFor(request, new Date());
-  const result = await createStateStore(paths).update(op);
+  const store = createStateStore(paths);
+  const result = await store.update(op);
   for (const notice of result.notices) process.stderr.write(`valarmind: ${notice}\n`);
-  if (isNew && result.written) {
+  // Only the file store starts at the local file; a shared store's local file is a copy.
+  if (isNew && result.written && store.location === paths.stateJson) {
     process.stderr.write(`valarmind: started a new working state at ${relative(process.cwd(), paths.stateJson) || paths.stateJson}\n`);
   }
   process.stdout.write(`${result.change}\n`);

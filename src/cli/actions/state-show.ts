@@ -10,11 +10,12 @@ import { renderStateView, useColor } from "./state-view.ts";
 export async function runStateShow(opts: { json?: boolean; toon?: boolean; all?: boolean }): Promise<void> {
   if (opts.json && opts.toon) throw new UsageError("--json and --toon cannot be used together");
   const paths = workspacePaths(findWorkspaceRoot());
-  const read = await createStateStore(paths).read();
+  const store = createStateStore(paths);
+  const read = await store.read();
   requireValidState(read);
   for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
   if (read.source === "missing") {
-    process.stderr.write(`valarmind: no working state yet at ${paths.stateJson} (showing the empty state; 'valarmind init' sets up the workspace)\n`);
+    process.stderr.write(`valarmind: no working state yet at ${store.location} (showing the empty state; 'valarmind init' sets up the workspace)\n`);
   }
   if (opts.json) {
     process.stdout.write(serializeState(read.state));
@@ -27,6 +28,7 @@ export async function runStateShow(opts: { json?: boolean; toon?: boolean; all?:
     if (encoded.omitted.length > 0) process.stderr.write(`valarmind: left out to fit: ${encoded.omitted.join(", ")}\n`);
     return;
   }
-  const source = relative(process.cwd(), paths.stateJson) || paths.stateJson;
+  // The file's path for the file store; the server (without credentials) for a shared one.
+  const source = store.location === paths.stateJson ? relative(process.cwd(), paths.stateJson) || paths.stateJson : store.location;
   process.stdout.write(renderStateView(read.state, { all: opts.all === true, color: useColor(process.stdout), source }));
 }
