@@ -5,7 +5,12 @@
  * plans again with the fold at hand, until the request can be built (issue 11).
  */
 import { describeError } from "../errors.ts";
-import { ExtractiveSummarizer, foldTurns, type Summarizer } from "../memory/summary.ts";
+import type { FoldDecision } from "../memory/fold-economics.ts";
+import type { ShortTermMemory } from "../memory/short-term.ts";
+import { ExtractiveSummarizer, foldTurns, type RollingSummary, type Summarizer } from "../memory/summary.ts";
+import type { Turn } from "../memory/turn.ts";
+import type { NewRecord } from "../session/transcript-schema.ts";
+import type { FoldPlanner } from "./fold-planner.ts";
 import { planRequest, type BlockFold, type BuildInput, type BuiltRequest, type FoldPlan } from "../prompt/builder.ts";
 
 /**
@@ -43,5 +48,30 @@ export async function buildWithFolds(
     if (folds.some((fold) => fold.summary.throughTurn === through)) throw new Error(`the build asked twice for the fold through turn ${through} (internal error)`);
     folds.push(await foldForBudget(plan, summarizer, signal));
     afterFold();
+  }
+}
+
+/**
+ * The settle step's fold: the window's oldest turns fold when `planner` says it pays (or the window
+ * is full). After an abort the model is not asked again; a fold that fails (not an abort) folds the
+ * same turns offline and says why in `notices`: a fold never fails a turn (issue 10). Returns the
+ * summary record to persist, or undefined when nothing folded.
+ */
+export async function foldWindowIfDue(
+  memory: ShortTermMemory,
+  summarizer: Summarizer,
+  planner: FoldPlanner,
+  signal: AbortSignal,
+  notices: string[],
+): Promise<NewRecord | undefined> {
+  // Decided once: the offline retry folds the same turns.
+  let decided: FoldDecision | undefined;
+  const decide = (turns: readonly Turn[], summary: RollingSummary | undefined): FoldDecision => (decided ??= planner.decide(turns, summary, memory.lastTurn));
+  try {
+    return await memory.slide(signal.aborted ? new ExtractiveSummarizer() : summarizer, signal.aborted ? undefined : signal, decide);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    notices.push(`folding the window failed (${describeError(error)}); folded with the offline summarizer instead`);
+    return memory.slide(new ExtractiveSummarizer(), undefined, decide);
   }
 }

@@ -31,6 +31,11 @@ export interface CostFigures {
 
 export type Prices = NonNullable<Settings["prices"]>;
 
+/** Input priced in fresh tokens: uncached + 0.1 × cached. */
+export function effectiveInput(input: number, cached: number): number {
+  return input - cached + CACHED_PRICE * cached;
+}
+
 /** USD for the figures at `prices` (per million tokens); cached input at `cachedInput`, else a tenth of `input`. */
 export function priceOf(figures: Pick<CostFigures, "input" | "cached" | "output">, prices: Prices): number {
   const cachedPrice = prices.cachedInput ?? prices.input * CACHED_PRICE;
@@ -60,7 +65,7 @@ export class SessionCost {
       cached: this.cached,
       output: this.output,
       cachedShare: this.input > 0 ? this.cached / this.input : 0,
-      effectiveInput: this.input - this.cached + CACHED_PRICE * this.cached,
+      effectiveInput: effectiveInput(this.input, this.cached),
     };
     return prices ? { ...base, usd: priceOf(base, prices) } : base;
   }

@@ -11,21 +11,16 @@
  */
 import { workspacePaths, type WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
-import { foldDecision, type FoldDecision } from "../memory/fold-economics.ts";
-import { foldTurns, ExtractiveSummarizer, type RollingSummary, type Summarizer } from "../memory/summary.ts";
+import { foldTurns, ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
-import { finalAnswer, type Turn } from "../memory/turn.ts";
+import { finalAnswer } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import { buildRequest, exactCounter, type BuildInput } from "../prompt/builder.ts";
 import { readGitInfo, type GitInfo } from "../prompt/git-info.ts";
 import { expandAttachmentsSafely, type ImageFileAttachment } from "../prompt/attachment-files.ts";
 import { readInstructionFiles, refusedInstructionNotice, type InstructionFileOptions, type InstructionFiles } from "../prompt/instruction-files.ts";
 import { writeManifest } from "../prompt/manifest.ts";
-import type { Manifest } from "../prompt/manifest-schema.ts";
-import type { PrefixTracker } from "../prompt/prefix-break.ts";
 import type { AttachedImage, CurrentTask } from "../prompt/section.ts";
-import { windowTurnTokens } from "../prompt/sections/conversation.ts";
-import { foldMessageTokens } from "../prompt/standard-regions.ts";
 import type { NewRecord } from "../session/transcript-schema.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
 import { createSession, readSession, type SessionTranscript } from "../session/transcript.ts";
@@ -43,8 +38,9 @@ import { NothingToUndoError, undoTurn, type UndoAction, type UndoOutcome } from 
 import { trace } from "../trace.ts";
 import { EventStream } from "./event-channel.ts";
 import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
-import { buildWithFolds } from "./fold-step.ts";
-import { ModelSummarizer, type FoldContext } from "./model-summarizer.ts";
+import { buildWithFolds, foldWindowIfDue } from "./fold-step.ts";
+import { ModelSummarizer } from "./model-summarizer.ts";
+import { FoldPlanner } from "./fold-planner.ts";
 import { SessionCost } from "./session-cost.ts";
 import { applyPromotions } from "../memory/promotion.ts";
 import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "../memory/state-snapshot.ts";
@@ -102,7 +98,6 @@ export class AgentSession {
   /** The same, with their notice codes (for `--json`). */
   readonly openNoticeEvents: SessionNotice[];
   lastRequest: LastRequestInfo | undefined;
-  sessionTokens = 0;
   /** Usage of every request this session sent (turn and fold requests), for /cost and the status line. */
   readonly cost = new SessionCost();
   private transcript: SessionTranscript | undefined;
@@ -121,16 +116,8 @@ export class AgentSession {
   private readonly mcp: McpToolSet | undefined;
   /** Refused instruction files already told this session (the manifest records them every call). */
   private readonly toldRefusals = new Set<string>();
-  /** The last request sent (turn or fold): the next one is compared with it (prefix-break.ts). */
-  private readonly prefixTracker: PrefixTracker = { previous: undefined };
-  /** The last turn request's input without its turn: what a fold request repeats to ride the cache. */
-  private foldBase: Omit<BuildInput, "turn" | "memory" | "task"> | undefined;
-  /** Why the settle step folds now (fold-economics.ts), for the fold request's manifest. */
-  private foldWhy: string | undefined;
-  /** Turn requests of this process and the turns they served: requests per turn, for the fold economics. */
-  private turnRequests = 0;
-  private turnsRun = 0;
-  private lastManifestItems: Manifest["items"] | undefined;
+  /** Folding by cost and fold requests that ride the cache (ADR 0074). */
+  private readonly folds: FoldPlanner;
   private readonly cwd: string;
   private readonly instructionOptions: InstructionFileOptions;
   /** What each turn's file tools write, kept so the turn can be undone (ADR 0081). */
@@ -165,6 +152,7 @@ export class AgentSession {
       extraTools: options.mcp?.tools ?? [],
       checkpoints: this.checkpoints,
     });
+    this.folds = new FoldPlanner(this.settings, count);
     this.summarizer =
       options.summarizer ??
       new ModelSummarizer({
@@ -174,11 +162,10 @@ export class AgentSession {
         sessionDir: `${this.paths.sessionsDir}/${this.sessionId}`,
         currentTurn: () => this.memory.lastTurn + 1,
         currentSummary: () => this.memory.summary,
-        prefix: this.prefixTracker,
-        foldContext: () => this.foldContext(),
+        prefix: this.folds.prefix,
+        foldContext: async () => this.folds.context(this.memory),
         onUsage: (usage) => {
           this.cost.add(usage, "fold");
-          this.sessionTokens += usage.input + usage.output;
           this.pendingFoldUsage.push(usage);
         },
         readState: async () => (await this.state.read()).state,
@@ -192,6 +179,12 @@ export class AgentSession {
     const paths = workspacePaths(options.root);
     const opened = await openSessionMemory(paths, options.settings, options.resume, count, options.busySession);
     return new AgentSession(options, paths, count, opened);
+  }
+
+  /** Input + output tokens spent this session (turn and fold requests). */
+  get sessionTokens(): number {
+    const figures = this.cost.figures();
+    return figures.input + figures.output;
   }
 
   get transcriptPath(): string | undefined {
@@ -407,12 +400,9 @@ export class AgentSession {
       memory: this.memory.view(),
       task,
     };
-    this.foldBase = { settings: input.settings, sessionId: input.sessionId, now, ...(input.tools && { tools: input.tools }), ...(input.sources && { sources: input.sources }) };
-    const built = await buildWithFolds({ ...input, previous: this.prefixTracker.previous }, this.summarizer, signal, () => this.flushNotices(emit));
-    this.prefixTracker.previous = built.prefix;
-    this.lastManifestItems = built.manifest.items;
-    this.turnRequests += 1;
-    if (step === 1) this.turnsRun += 1;
+    this.folds.noteInput(input);
+    const built = await buildWithFolds({ ...input, previous: this.folds.prefix.previous }, this.summarizer, signal, () => this.flushNotices(emit));
+    this.folds.noteBuilt(input, built);
     emit({ type: "memory_changed", records: this.memory.apply(built.changes, turn) });
     const manifestPath = await writeManifest(transcript.dir, built.manifest);
     return {
@@ -430,10 +420,7 @@ export class AgentSession {
   private noteRequest(request: RecordedRequest): void {
     const { manifest, usage } = request;
     const cachedShare = usage ? (usage.input > 0 ? usage.cached / usage.input : 0) : undefined;
-    if (usage) {
-      this.sessionTokens += usage.input + usage.output;
-      this.cost.add(usage, "turn");
-    }
+    if (usage) this.cost.add(usage, "turn");
     this.lastRequest = { manifestPath: manifest.path, totalTokens: manifest.totalTokens, budgetTokens: manifest.budgetTokens, stablePrefixTokens: manifest.stablePrefixTokens, cachedShare };
   }
 
@@ -456,57 +443,14 @@ export class AgentSession {
   }
 
   private async slideWindow(transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
-    // After an abort the model is not asked again: the offline summarizer folds instead.
-    const summarizer = signal.aborted ? new ExtractiveSummarizer() : this.summarizer;
     const before = this.memory.window.size;
-    let fold: Awaited<ReturnType<ShortTermMemory["slide"]>>;
-    // Decided once: the offline retry folds the same turns.
-    let decided: FoldDecision | undefined;
-    const decide = (turns: readonly Turn[], summary: RollingSummary | undefined): FoldDecision => {
-      decided ??= this.foldDecision(turns, summary);
-      this.foldWhy = decided.fold > 0 ? decided.why : undefined;
-      return decided;
-    };
-    try {
-      fold = await this.memory.slide(summarizer, signal.aborted ? undefined : signal, decide);
-    } catch (error) {
-      // A fold never fails a turn (issue 10): whatever went wrong, the offline summarizer folds.
-      if (signal.aborted) throw error;
-      this.pendingNotices.push(`folding the window failed (${describeError(error)}); folded with the offline summarizer instead`);
-      fold = await this.memory.slide(new ExtractiveSummarizer(), undefined, decide);
-    }
+    const fold = await foldWindowIfDue(this.memory, this.summarizer, this.folds, signal, this.pendingNotices);
     if (fold?.kind !== "summary") return false;
     transcript.append(fold);
     emit({ type: "window_slid", foldedTurns: before - this.memory.window.size, summaryTokens: fold.tokens ?? this.count(fold.text) });
     return true;
   }
 
-  /** Whether folding the window now pays (fold-economics.ts), from the last request's manifest figures. */
-  private foldDecision(turns: readonly Turn[], summary: RollingSummary | undefined): FoldDecision {
-    const region = (names: string[]) => (this.lastManifestItems ?? []).filter((i) => names.includes(i.region)).reduce((n, i) => n + i.tokens, 0);
-    const covered = summary ? summary.throughTurn - summary.fromTurn + 1 : 0;
-    const summaryTokens = summary ? (summary.tokens ?? this.count(summary.text)) : 0;
-    return foldDecision({
-      turns: turns.map((turn) => ({ turn: turn.turn, tokens: windowTurnTokens(turn, this.settings.toolOutputTokens, this.count) })),
-      lastTurn: this.memory.lastTurn,
-      summaryTokens,
-      fixedTokens: region(["tools", "core", "user", "agents", "project", "personal"]),
-      stateTokens: region(["state"]),
-      requestsPerTurn: this.turnsRun > 0 ? this.turnRequests / this.turnsRun : 1,
-      keepTurns: this.settings.windowBlockTurns,
-      maxTurns: this.settings.shortBufferTurns,
-      summaryTokensPerTurn: covered > 0 ? Math.max(20, summaryTokens / covered) : 60,
-      summaryCapTokens: 1500,
-      foldMessageTokens: foldMessageTokens(this.count),
-    });
-  }
-
-  /** What a fold request repeats of the last turn request, so it rides that request's cache. */
-  private async foldContext(): Promise<FoldContext | undefined> {
-    const base = this.foldBase;
-    if (!base) return undefined;
-    return { input: { ...base, turn: this.memory.lastTurn + 1, memory: this.memory.peek() }, ...(this.foldWhy && { economics: this.foldWhy }) };
-  }
 
   /** After `context_length_exceeded`: fold the oldest window block into the summary; its records, or undefined if the window is empty. */
   private async foldOldestBlock(turn: number): Promise<NewRecord[] | undefined> {

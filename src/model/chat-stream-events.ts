@@ -21,7 +21,7 @@
  * calls are dropped. A stream that ends without a finish_reason is `stream_cut`.
  */
 import { notResponsesApiError, streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
-import type { StreamMapper } from "./stream-events.ts";
+import { mapRecordedStream, type StreamMapper } from "./stream-events.ts";
 import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
 
 type Json = Record<string, unknown>;
@@ -208,9 +208,5 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
 
 /** Maps a whole recorded stream (a fixture file's chunks) including the end-of-stream check. */
 export function mapChatStreamEvents(raws: Iterable<unknown>, ctx: ErrorContext): ModelStreamEvent[] {
-  const mapper = createChatStreamMapper(ctx);
-  const out: ModelStreamEvent[] = [];
-  for (const raw of raws) out.push(...mapper.push(raw));
-  out.push(...mapper.end());
-  return out;
+  return mapRecordedStream(createChatStreamMapper(ctx), raws);
 }

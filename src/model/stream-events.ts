@@ -234,11 +234,15 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
   };
 }
 
-/** Maps a whole recorded stream (e.g. a fixture file's events) including the end-of-stream check. */
-export function mapStreamEvents(raws: Iterable<unknown>, ctx: ErrorContext): ModelStreamEvent[] {
-  const mapper = createStreamMapper(ctx);
+/** Runs a whole recorded stream (a fixture file's events) through `mapper`, the end-of-stream check included. */
+export function mapRecordedStream(mapper: StreamMapper, raws: Iterable<unknown>): ModelStreamEvent[] {
   const out: ModelStreamEvent[] = [];
   for (const raw of raws) out.push(...mapper.push(raw));
   out.push(...mapper.end());
   return out;
+}
+
+/** Maps a whole recorded Responses stream including the end-of-stream check. */
+export function mapStreamEvents(raws: Iterable<unknown>, ctx: ErrorContext): ModelStreamEvent[] {
+  return mapRecordedStream(createStreamMapper(ctx), raws);
 }

@@ -4,8 +4,7 @@
  * session id, the exit code, an error thrown before or around the turn, the duration — the
  * command passes to `finish`.
  */
-import { priceOf, type Prices } from "../agent/session-cost.ts";
-import { CACHED_PRICE } from "../memory/fold-economics.ts";
+import { effectiveInput, priceOf, type Prices } from "../agent/session-cost.ts";
 import type { AgentEvent } from "../agent/events.ts";
 import { RESULT_VERSION, type HeadlessResult, type ResultError } from "../agent/headless-result.ts";
 
@@ -84,7 +83,7 @@ export function createResultCollector(): ResultCollector {
         usage: {
           ...usage,
           cached_share: usage.input_tokens > 0 ? usage.cached_tokens / usage.input_tokens : 0,
-          effective_input_tokens: Math.round(usage.input_tokens - usage.cached_tokens + CACHED_PRICE * usage.cached_tokens),
+          effective_input_tokens: Math.round(effectiveInput(usage.input_tokens, usage.cached_tokens)),
         },
         total_cost_usd: end.prices ? priceOf({ input: usage.input_tokens, cached: usage.cached_tokens, output: usage.output_tokens }, end.prices) : null,
         permission_denials: [...denials],

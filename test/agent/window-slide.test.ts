@@ -38,12 +38,8 @@ afterEach(async () => {
 });
 afterAll(cleanupTempDirs);
 
-function isSummaryRequest(body: Record<string, unknown>): boolean {
-  return isFoldRequest(body);
-}
-
 function answerTurns(summary: (body: Record<string, unknown>) => FakeResponse): void {
-  server.setResponder((body) => (isSummaryRequest(body) ? summary(body) : textStream(`answer to ${lastUserText(body)}`)));
+  server.setResponder((body) => (isFoldRequest(body) ? summary(body) : textStream(`answer to ${lastUserText(body)}`)));
 }
 
 async function runTurns(session: AgentSession, from: number, to: number): Promise<TurnResult[]> {
@@ -53,7 +49,7 @@ async function runTurns(session: AgentSession, from: number, to: number): Promis
 }
 
 function mainRequests(): RecordedRequest[] {
-  return server.requests.filter((r) => !isSummaryRequest(r.body));
+  return server.requests.filter((r) => !isFoldRequest(r.body));
 }
 
 function userMessages(request: RecordedRequest | undefined): string[] {
@@ -118,7 +114,7 @@ describe("window sliding", () => {
     const { session } = await openAgent(root, server, { settings: SLIDE });
     await runTurns(session, 1, 20);
 
-    const summaryRequests = server.requests.filter((r) => isSummaryRequest(r.body));
+    const summaryRequests = server.requests.filter((r) => isFoldRequest(r.body));
     expect(summaryRequests).toHaveLength(1);
     const request = summaryRequests[0];
     const lastTurn = mainRequests()[19];
@@ -144,7 +140,7 @@ describe("window sliding", () => {
 
   test("large turns cost more to keep than to fold: they fold before the window is full, and the manifest says why", async () => {
     const root = await makeGitWorkspace();
-    server.setResponder((body) => textStream(isSummaryRequest(body) ? MODEL_SUMMARY : "noted"));
+    server.setResponder((body) => textStream(isFoldRequest(body) ? MODEL_SUMMARY : "noted"));
     const { session } = await openAgent(root, server, { settings: SLIDE });
     const paste = (n: number) => `message ${n}: ${Array.from({ length: 100 }, (_, i) => `log line ${n}.${i} status=${(i * 37) % 500}`).join("\n")}`;
     for (let n = 1; n <= 19; n++) await runTurn(session, paste(n));

@@ -18,7 +18,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { sendJson, sendStream, type RecordedRequest } from "./fake-responses-server.ts";
+import { recordRequest, sendJson, sendStream, type RecordedRequest } from "./fake-responses-server.ts";
 import type { FakeResponse, JsonResponse, StreamResponse } from "./fake-responses.ts";
 
 export { createGate, cutAfter, gatedAfter } from "./fake-responses.ts";
@@ -162,21 +162,7 @@ export function startFakeChatServer(options: { script?: FakeResponse[]; responde
   let closeAll!: () => void;
   const closing = new Promise<void>((resolve) => (closeAll = resolve));
 
-  async function record(request: Request, path: string): Promise<RecordedRequest> {
-    const raw = await request.text();
-    let body: Record<string, unknown> = {};
-    try {
-      const parsed: unknown = JSON.parse(raw);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
-    } catch {
-      problems.push(`${path} #${requests.length}: body is not JSON`);
-    }
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, key) => (headers[key] = value));
-    const recorded = { index: requests.length, method: request.method, path, headers, body, raw, stream: body.stream === true };
-    requests.push(recorded);
-    return recorded;
-  }
+  const record = (request: Request, path: string): Promise<RecordedRequest> => recordRequest(request, path, requests, problems);
 
   async function handle(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;

@@ -159,6 +159,23 @@ export function sendStream(
   });
 }
 
+/** Reads a request's body (JSON object, else `{}` and a problem noted), appends it to `into`. */
+export async function recordRequest(request: Request, path: string, into: RecordedRequest[], problems: string[]): Promise<RecordedRequest> {
+  const raw = await request.text();
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+  } catch {
+    problems.push(`${path} #${into.length}: body is not JSON`);
+  }
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, key) => (headers[key] = value));
+  const recorded = { index: into.length, method: request.method, path, headers, body, raw, stream: body.stream === true };
+  into.push(recorded);
+  return recorded;
+}
+
 export function startFakeResponsesServer(options: FakeResponsesServerOptions = {}): FakeResponsesServer {
   const queue: FakeResponse[] = [...(options.script ?? [])];
   const tokenQueue: FakeResponse[] = [];
@@ -181,18 +198,7 @@ export function startFakeResponsesServer(options: FakeResponsesServerOptions = {
   const closing = new Promise<void>((resolve) => (closeAll = resolve));
 
   async function record(request: Request, path: string, into: RecordedRequest[]): Promise<RecordedRequest> {
-    const raw = await request.text();
-    let body: Record<string, unknown> = {};
-    try {
-      const parsed: unknown = JSON.parse(raw);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
-    } catch {
-      problems.push(`${path} #${into.length}: body is not JSON`);
-    }
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, key) => (headers[key] = value));
-    const recorded = { index: into.length, method: request.method, path, headers, body, raw, stream: body.stream === true };
-    into.push(recorded);
+    const recorded = await recordRequest(request, path, into, problems);
     options.onRequest?.(recorded);
     return recorded;
   }

@@ -59,22 +59,31 @@ export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, 
   return out;
 }
 
-/** A recent window turn, verbatim but for long past tool arguments. */
-export function turnItems(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count">): InputItem[] {
-  return [{ type: "message", role: "user", content: turn.user }, ...stepItems(turn.items, ctx, true)];
+/**
+ * A window turn's items: verbatim but for long past tool arguments. A turn's form is fixed once it
+ * entered the window and every request renders the whole window, so the items (and their tokens)
+ * are made once per turn and output cap (the cutoff lowers the cap) instead of on every build.
+ */
+const windowForms = new WeakMap<Turn, { cap: number; items: InputItem[]; tokens?: number }>();
+
+function windowForm(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count">): { cap: number; items: InputItem[]; tokens?: number } {
+  let form = windowForms.get(turn);
+  if (form?.cap !== ctx.toolOutputTokens) {
+    form = { cap: ctx.toolOutputTokens, items: [{ type: "message", role: "user", content: turn.user }, ...stepItems(turn.items, ctx, true)] };
+    windowForms.set(turn, form);
+  }
+  return form;
 }
 
-const turnTokenCounts = new WeakMap<Turn, number>();
+export function turnItems(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count">): InputItem[] {
+  return windowForm(turn, ctx).items;
+}
 
-/** Tokens a window turn takes in the prompt (its items as rendered); memoised per turn. */
+/** Tokens a window turn takes in the prompt (its items as rendered). */
 export function windowTurnTokens(turn: Turn, toolOutputTokens: number, count: (text: string) => number): number {
-  let tokens = turnTokenCounts.get(turn);
-  if (tokens === undefined) {
-    const items = turnItems(turn, { toolOutputTokens, count });
-    tokens = items.reduce((n, item) => n + count(item.type === "message" ? item.content : item.type === "function_call" ? item.arguments : item.output) + 4, 0);
-    turnTokenCounts.set(turn, tokens);
-  }
-  return tokens;
+  const form = windowForm(turn, { toolOutputTokens, count });
+  form.tokens ??= form.items.reduce((n, item) => n + count(item.type === "message" ? item.content : item.type === "function_call" ? item.arguments : item.output) + 4, 0);
+  return form.tokens;
 }
 
 /**

@@ -9,9 +9,7 @@ import { fakeFoldSummary, isFoldRequest } from "./cost-model.ts";
 import { answerText } from "./bench-prose.ts";
 
 /** A fold request: the separate summary request, or one riding the turn request's cache (cost-model.ts). */
-export function isSummaryRequest(body: Record<string, unknown>): boolean {
-  return isFoldRequest(body);
-}
+export const isSummaryRequest = isFoldRequest;
 
 /**
  * The fake model's summary: the previous summary plus one line per folded turn (the user's words

@@ -32,13 +32,9 @@ const EDIT_SUM = toolCallStream([{ name: "edit_file", arguments: { path: "src/su
 const TEST_MS = 20_000;
 const STACK_FRAME = /^\s+at .+:\d+/m;
 
-function isSummaryRequest(body: Record<string, unknown>): boolean {
-  return isFoldRequest(body);
-}
-
 /** Every answer echoes the user's message; summary requests get `summary`. */
 function echoServer(h: RealApp, summary = "The user asked; the assistant answered."): void {
-  h.server.setResponder((body): FakeResponse => (isSummaryRequest(body) ? textStream(summary) : textStream(`answer to ${lastUserText(body)}`)));
+  h.server.setResponder((body): FakeResponse => (isFoldRequest(body) ? textStream(summary) : textStream(`answer to ${lastUserText(body)}`)));
 }
 
 function goalOnDisk(root: string): unknown {
@@ -194,7 +190,7 @@ describe("slash commands on the real session", () => {
   test("/compact folds the window and shows the tokens before and after", async () => {
     const h = await openRealApp();
     const longAnswer = Array.from({ length: 60 }, (_, i) => `Step ${i}: look at module ${i} and note what it exports.`).join(" ");
-    h.server.setResponder((body) => (isSummaryRequest(body) ? textStream("The user asked for a tour; every module was listed.") : textStream(longAnswer)));
+    h.server.setResponder((body) => (isFoldRequest(body) ? textStream("The user asked for a tour; every module was listed.") : textStream(longAnswer)));
     await h.send("give me a tour");
     await h.see("Step 59");
     await h.idle();
@@ -207,7 +203,7 @@ describe("slash commands on the real session", () => {
     expect(before).toBeGreaterThan(after);
     expect(h.frame()).toContain("folded 1 turn(s) of the window into the rolling summary");
     expect(h.frame()).toContain("state.toon not written");
-    expect(h.server.requests.filter((r) => isSummaryRequest(r.body))).toHaveLength(1);
+    expect(h.server.requests.filter((r) => isFoldRequest(r.body))).toHaveLength(1);
     await h.idle();
 
     await h.send("/window");
