@@ -12,7 +12,7 @@
 import type { Settings } from "../config/settings-schema.ts";
 import { foldDecision, type FoldDecision } from "../memory/fold-economics.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
-import type { RollingSummary } from "../memory/summary.ts";
+import { SUMMARY_CAP_TOKENS, SUMMARY_REWRITE_TOKENS, type RollingSummary } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { BuildInput, BuiltRequest } from "../prompt/builder.ts";
 import type { Manifest } from "../prompt/manifest-schema.ts";
@@ -20,6 +20,12 @@ import type { PrefixTracker } from "../prompt/prefix-break.ts";
 import { windowTurnTokens } from "../prompt/sections/conversation.ts";
 import { foldMessageTokens } from "../prompt/standard-regions.ts";
 import type { FoldContext } from "./model-summarizer.ts";
+
+/** An output token's price in fresh input tokens, from the model's prices in settings. */
+function outputPrice(settings: Settings): number | undefined {
+  const prices = settings.prices;
+  return prices && prices.input > 0 ? prices.output / prices.input : undefined;
+}
 
 /** Regions before the summary that a fold leaves cached. */
 const FIXED_REGIONS = ["tools", "core", "user", "agents", "project", "personal"];
@@ -67,12 +73,16 @@ export class FoldPlanner {
       lastTurn,
       summaryTokens,
       fixedTokens: region(FIXED_REGIONS),
+      // The working set follows the summary too, but counting it made the tool-heavy bench fold
+      // later and cost 7% more (its items largely come from the folding turns); see ADR 0074.
       stateTokens: region(["state"]),
       requestsPerTurn: this.turnsRun > 0 ? this.turnRequests / this.turnsRun : 1,
       keepTurns: this.settings.windowBlockTurns,
       maxTurns: this.settings.shortBufferTurns,
       summaryTokensPerTurn: covered > 0 ? Math.max(20, summaryTokens / covered) : 60,
-      summaryCapTokens: 1500,
+      summaryCapTokens: SUMMARY_CAP_TOKENS,
+      summaryRewriteTokens: SUMMARY_REWRITE_TOKENS,
+      ...(outputPrice(this.settings) !== undefined && { outputPrice: outputPrice(this.settings) }),
       foldMessageTokens: foldMessageTokens(this.count),
     });
     this.why = decision.fold > 0 ? decision.why : undefined;

@@ -15,7 +15,7 @@
  * part folds with the offline extractive summarizer and the fallback is reported.
  */
 import type { Settings } from "../config/settings-schema.ts";
-import { ExtractiveSummarizer, type RollingSummary, type Summarizer } from "../memory/summary.ts";
+import { ExtractiveSummarizer, SUMMARY_CAP_TOKENS, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
@@ -26,9 +26,6 @@ import { writeManifest, recordUsage } from "../prompt/manifest.ts";
 import { shortenHeadTail } from "../prompt/shorten.ts";
 import type { WorkingState } from "../state/schema.ts";
 import { parsePromotions, promotionSummaryRegions, type Promotion } from "../memory/promotion.ts";
-
-/** The summary rules ask for at most this much; a longer previous summary is cut head+tail before it is extended. */
-const PREVIOUS_SUMMARY_MAX_TOKENS = 1500;
 
 export interface ModelSummarizerOptions {
   model: ModelClient;
@@ -86,7 +83,8 @@ export class ModelSummarizer implements Summarizer {
     this.usedFallback = false;
     const state = await this.options.readState();
     const count = await exactCounter();
-    const cap = Math.min(PREVIOUS_SUMMARY_MAX_TOKENS, Math.floor(this.options.settings.maxContextTokens / 4));
+    // The rules ask for at most SUMMARY_CAP_TOKENS; a longer previous summary is cut head+tail first.
+    const cap = Math.min(SUMMARY_CAP_TOKENS, Math.floor(this.options.settings.maxContextTokens / 4));
     const previous = shortenHeadTail(previousSummary, cap, count).text;
     return this.foldPart(previous, { turns: evictedTurns, index: 0, whole: undefined }, state, signal);
   }

@@ -5,9 +5,12 @@
  * costs 1.
  *
  * Keeping a turn that could fold costs "rent": 0.1 × its tokens on every request. Folding costs
- * once: everything after the fold point that was cached is re-sent (the new summary, the state
- * snapshot and the kept turns, at 0.9 more each), plus the fold request itself, which rides the
- * cache (0.1 × its prefix, and its own message at full price). Nobody knows how long a session
+ * once: everything after the fold point that was cached is re-sent (the summary's new lines — or
+ * all of it when it is rewritten at its cap —, the state snapshot and the kept turns, at 0.9 more
+ * each), plus the fold request itself, which rides the cache (0.1 × its prefix, and its own
+ * message at full price), plus the summary the model writes, priced as output (`outputPrice`
+ * times a fresh input token: the model's prices when settings have them, else 4, the lowest
+ * ratio of current OpenAI models). Nobody knows how long a session
  * will run, so the rule is the classic rent-or-buy one: keep paying rent until the rent the
  * foldable turns have paid since they could fold reaches what a fold costs, then fold them — never
  * more than twice the cost of the best choice made in hindsight. The most recent `keepTurns`
@@ -19,6 +22,8 @@
 
 /** Price of a cached input token relative to a fresh one. */
 export const CACHED_PRICE = 0.1;
+/** Price of an output token relative to a fresh input token, when the model's prices are not set. */
+export const DEFAULT_OUTPUT_PRICE = 4;
 
 export interface FoldEconomicsInput {
   /** The window's turns, oldest first: number and tokens as rendered. */
@@ -36,9 +41,12 @@ export interface FoldEconomicsInput {
   keepTurns: number;
   /** The window's hard cap in turns (SHORT_BUFFER_TURNS): at it, fold regardless. */
   maxTurns: number;
-  /** What the summary grows by per folded turn, and its cap. */
+  /** What the summary grows by per folded turn, its cap, and what a rewrite at the cap makes it. */
   summaryTokensPerTurn: number;
   summaryCapTokens: number;
+  summaryRewriteTokens: number;
+  /** Price of an output token in fresh input tokens (default DEFAULT_OUTPUT_PRICE). */
+  outputPrice?: number;
   /** Tokens of the fold request's own message (rules and task) and of the summary it returns. */
   foldMessageTokens: number;
 }
@@ -66,10 +74,17 @@ export function foldDecision(input: FoldEconomicsInput): FoldDecision {
   const requests = Math.max(1, input.requestsPerTurn);
   // Requests each foldable turn has been paid for since it could fold (once keepTurns newer turns existed).
   const rent = folded.reduce((a, t) => a + CACHED_PRICE * t.tokens * requests * Math.max(0, input.lastTurn - t.turn - input.keepTurns + 1), 0);
-  const newSummary = Math.min(input.summaryCapTokens, input.summaryTokens + input.summaryTokensPerTurn * candidate);
-  const resent = newSummary + input.stateTokens + kept;
-  const cost = (1 - CACHED_PRICE) * resent + CACHED_PRICE * (input.fixedTokens + input.summaryTokens + input.stateTokens + foldedTokens + kept) + input.foldMessageTokens;
-  const figures = `the ${candidate} oldest turns (${foldedTokens} tokens) have cost ~${Math.round(rent)} in cached re-sends since they could fold; a fold costs ~${Math.round(cost)} once (re-sending ~${Math.round(resent)} tokens after the break, and the fold request)`;
+  // Under the cap the summary only grows (its old bytes stay cached); past it, it is rewritten whole.
+  const growth = input.summaryTokensPerTurn * candidate;
+  const rewrite = input.summaryTokens + growth > input.summaryCapTokens;
+  const written = rewrite ? input.summaryRewriteTokens : growth;
+  const resent = written + input.stateTokens + kept;
+  const cost =
+    (1 - CACHED_PRICE) * resent +
+    CACHED_PRICE * (input.fixedTokens + input.summaryTokens + input.stateTokens + foldedTokens + kept) +
+    input.foldMessageTokens +
+    (input.outputPrice ?? DEFAULT_OUTPUT_PRICE) * written;
+  const figures = `the ${candidate} oldest turns (${foldedTokens} tokens) have cost ~${Math.round(rent)} in cached re-sends since they could fold; a fold costs ~${Math.round(cost)} once (re-sending ~${Math.round(resent)} tokens after the break, the fold request, and ~${Math.round(written)} tokens of summary ${rewrite ? "rewritten at its cap" : "appended"})`;
   if (n >= input.maxTurns) return { fold: candidate, reason: "window_full", rent, cost, why: `the window is full (${n} turns): ${figures}` };
   if (rent >= cost) return { fold: candidate, reason: "cost", rent, cost, why: figures };
   return { fold: 0, reason: "none", rent, cost, why: `not folding yet: ${figures}` };

@@ -3,12 +3,22 @@
  * the budget forces a fold), the evicted block is folded into it through a `Summarizer`.
  * `ExtractiveSummarizer` works offline and deterministically: one line per turn (the request,
  * the tools and files touched, the answer's first sentence); when it outgrows its cap, the
- * oldest lines are merged into one "earlier turns" line listing their files and tools. The
+ * oldest lines are merged into one "earlier turns" line listing their files and tools, down to half
+ * the cap (so the next folds append again). The
  * agent adds a model-backed summarizer (agent/model-summarizer.ts) whose fold request rides the turn
  * request's cache (prompt/standard-regions.ts `foldRequestRegions`).
  */
 import { factsOfRecordedCall } from "../tools/call-facts.ts";
 import { finalAnswer, type ToolExchange, type Turn } from "./turn.ts";
+
+/**
+ * The summary's cap, and what a rewrite at the cap shrinks it to. Below the cap a fold only appends
+ * lines, so the summary's bytes stay a prefix and the next request stays cached up to the new
+ * lines; at the cap it is rewritten (a prefix break and a longer answer), to half the cap, so
+ * that several folds append again before the next rewrite (ADR 0074).
+ */
+export const SUMMARY_CAP_TOKENS = 1500;
+export const SUMMARY_REWRITE_TOKENS = 750;
 
 export interface RollingSummary {
   text: string;
@@ -124,14 +134,18 @@ function absorb(e: Earlier | undefined, line: string): Earlier {
 export interface ExtractiveOptions {
   /** Cap on the summary's length in characters (~4 per token); default 6000 (~1,500 tokens). */
   maxChars?: number;
+  /** What a summary past its cap is condensed to, in characters; default half of `maxChars`. */
+  rewriteChars?: number;
 }
 
 export class ExtractiveSummarizer implements Summarizer {
   readonly name = "extractive";
   private readonly maxChars: number;
+  private readonly rewriteChars: number;
 
   constructor(options: ExtractiveOptions = {}) {
-    this.maxChars = options.maxChars ?? 6000;
+    this.maxChars = options.maxChars ?? SUMMARY_CAP_TOKENS * 4;
+    this.rewriteChars = Math.min(this.maxChars, options.rewriteChars ?? Math.floor(this.maxChars / 2));
   }
 
   async summarize(previousSummary: string, evictedTurns: readonly Turn[], signal?: AbortSignal): Promise<string> {
@@ -145,7 +159,9 @@ export class ExtractiveSummarizer implements Summarizer {
     }
     lines.push(...evictedTurns.map(turnLine));
     const size = () => lines.reduce((n, line) => n + line.length + 1, earlier ? renderEarlier(earlier).length : 0);
-    while (lines.length > 1 && size() > this.maxChars) {
+    // Under the cap the new lines are only appended; past it, condensed well below it (hysteresis).
+    const target = size() > this.maxChars ? this.rewriteChars : this.maxChars;
+    while (lines.length > 1 && size() > target) {
       const oldest = lines.shift();
       if (oldest !== undefined) earlier = absorb(earlier, oldest);
     }

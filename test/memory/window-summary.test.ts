@@ -60,6 +60,24 @@ describe("ExtractiveSummarizer", () => {
     expect(lines.at(-1)).toStartWith("T18 user:");
   });
 
+  test("below its cap a fold only appends (the old text stays a prefix); past it, the summary is condensed to half the cap", async () => {
+    const summarizer = new ExtractiveSummarizer({ maxChars: 600 });
+    let summary = await foldTurns(undefined, [turn(1)], summarizer);
+    const rewrites: number[] = [];
+    for (let n = 2; n <= 30; n++) {
+      const next = await foldTurns(summary, [turn(n)], summarizer);
+      if (next.text.startsWith(summary.text)) expect(next.text.length).toBeLessThanOrEqual(600);
+      else {
+        rewrites.push(n);
+        expect(next.text.length).toBeLessThanOrEqual(300);
+      }
+      summary = next;
+    }
+    // One rewrite every few folds, not one per fold once the cap is reached.
+    expect(rewrites.length).toBeGreaterThanOrEqual(2);
+    expect(rewrites.length).toBeLessThanOrEqual(29 / 4);
+  });
+
   test("is deterministic and honours abort", async () => {
     const summarizer = new ExtractiveSummarizer();
     const turns = [turn(1), turn(2)];

@@ -2,8 +2,8 @@
  * The fake model of the memory-cost benchmark: answers a turn request from a script (matched by
  * the user's message), and a fold request with a summary made only from what the request holds —
  * the previous summary plus a line per folded turn, keeping the sentences where the user stated
- * a fact whole, and compressing the oldest plain lines once the summary passes ~1,500 tokens, as
- * the summary rules ask a real model to.
+ * a fact whole, and, once the summary would pass ~1,500 tokens, rewriting it to about half that
+ * (the oldest plain lines merged into one count line), as the summary rules ask a real model to.
  */
 import { inputItems, isDataMessage, type InputItemView } from "../../support/request-view.ts";
 import type { FakeToolCall } from "../../support/fake-responses-server.ts";
@@ -22,6 +22,7 @@ export function userMessages(body: Record<string, unknown>): InputItemView[] {
 
 const FACT_WORDS = /\b(remember|decided|decision|convention|task|goal|change of plan|reverse|finished|mark it done)\b/i;
 const MAX_SUMMARY_CHARS = 6000;
+const REWRITE_SUMMARY_CHARS = 3000;
 
 function between(text: string, open: RegExp, close: string): string {
   const match = open.exec(text);
@@ -80,10 +81,11 @@ export function fakeFoldSummary(body: Record<string, unknown>): string {
   // The block ends with its turn range, "(turns 1–16)": not a line of the summary.
   const previous = between(text, /<conversation_summary[^>]*>\n/, "</conversation_summary>").replace(/\n?\(turns \d+–\d+\)$/, "");
   const lines = [...previous.split("\n").filter((l) => l.trim() !== ""), ...foldedTurns(body).map((t) => line(t.turn, t.user, t.answer))];
-  // Over the cap: plain lines (no stated fact) are dropped oldest first into one count line.
+  // Over the cap: plain lines (no stated fact) are dropped oldest first into one count line, down to half the cap.
   let dropped = 0;
   const size = () => lines.reduce((n, l) => n + l.length + 1, 0);
-  for (let i = 0; size() > MAX_SUMMARY_CHARS && i < lines.length; ) {
+  const target = size() > MAX_SUMMARY_CHARS ? REWRITE_SUMMARY_CHARS : MAX_SUMMARY_CHARS;
+  for (let i = 0; size() > target && i < lines.length; ) {
     const l = lines[i] ?? "";
     if (l.startsWith("- turn") && !FACT_WORDS.test(l)) {
       lines.splice(i, 1);
