@@ -35,6 +35,7 @@ import { realpathSync } from "node:fs";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
 import { TurnCheckpoints } from "../checkpoints/turn-checkpoints.ts";
 import { NothingToUndoError, undoTurn, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
+import { withUndoNote } from "../checkpoints/undo-note.ts";
 import { trace } from "../trace.ts";
 import { EventStream } from "./event-channel.ts";
 import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
@@ -298,7 +299,10 @@ export class AgentSession {
     // summary and a resumed session carry the same text (ADR 0079); images ride with this turn only.
     const expanded = await expandAttachmentsSafely(typed, { root: this.paths.root, cwd: this.cwd, ...(options.images && { images: options.images }) });
     for (const notice of expanded.notices) emit({ type: "notice", message: notice.message, code: notice.code });
-    const text = expanded.text;
+    // Files undone or redone since the last message: the conversation still shows them as before.
+    const rewinds = this.memory.takeRewinds();
+    const text = withUndoNote(expanded.text, rewinds);
+    if (rewinds.length > 0) emit({ type: "notice", message: `told the model what changed on disk since the last turn: ${rewinds.map((r) => `/${r.kind} of turn ${r.of_turn} (${r.files.length} file${r.files.length === 1 ? "" : "s"})`).join(", ")}` });
     const images: readonly AttachedImage[] = expanded.images;
     const turn = this.memory.lastTurn + 1;
     const startedAt = new Date();
@@ -311,7 +315,7 @@ export class AgentSession {
     transcript.append({ kind: "user", turn, text, tokens: this.count(text) });
     transcript.sync();
     this.memory.lastTurn = turn;
-    emit({ type: "turn_start", turn, userText: text });
+    emit({ type: "turn_start", turn, userText: expanded.text });
 
     const [files, git] = await Promise.all([readInstructionFiles(this.paths, this.instructionOptions), readGitInfo(this.paths.root, signal)]);
     if (!stateSnapshotOf(this.memory, transcript.file)) await takeStateSnapshot(this.state, this.memory, transcript, turn);
@@ -512,8 +516,8 @@ export class AgentSession {
       });
       transcript.append(outcome.record);
       transcript.sync();
-      // What the window and working set hold of these files is no longer what is on disk.
-      this.memory.markStale(outcome.files.map((file) => file.path));
+      // What the window and working set hold of these files is no longer what is on disk; the next message says so.
+      this.memory.noteRewind({ kind: action, of_turn: outcome.turn, files: outcome.files.map((file) => file.path) });
       return outcome;
     } finally {
       this.busy = false;

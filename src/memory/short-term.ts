@@ -12,6 +12,7 @@
  *   if (fold) session.append(fold);
  *   const ws = memory.workingSetRecord(turn.turn); if (ws) session.append(ws);
  */
+import type { FileRewind } from "../checkpoints/undo-note.ts";
 import type { NewRecord, ToolCallRecord, TranscriptRecord } from "../session/transcript-schema.ts";
 import { factsOfRecordedCall } from "../tools/call-facts.ts";
 import type { FoldDecision } from "./fold-economics.ts";
@@ -96,6 +97,8 @@ export class ShortTermMemory {
   private readonly stalePaths = new Set<string>();
   /** Turns a working-set item stays without being used (settings.workingSetTtlTurns), checked at folds. */
   workingSetTtlTurns = 3;
+  /** Undos and redos since the last user message: the next message tells the model (undo-note.ts). */
+  private rewinds: FileRewind[] = [];
 
   constructor(options: ShortTermOptions) {
     this.window = new ConversationWindow(options);
@@ -134,6 +137,7 @@ export class ShortTermMemory {
       switch (record.kind) {
         case "user":
           close("error");
+          memory.rewinds = [];
           open = { turn: { turn: record.turn, user: record.text, items: [] }, calls: new Map() };
           memory.lastTurn = Math.max(memory.lastTurn, record.turn);
           break;
@@ -166,7 +170,7 @@ export class ShortTermMemory {
         case "undo":
         case "redo":
           // Undo and redo rewrote these files: reads of them held in memory are stale (ADR 0081).
-          memory.markStale(record.files);
+          memory.noteRewind({ kind: record.kind, of_turn: record.of_turn, files: record.files });
           break;
         case "session":
         case "note":
@@ -207,6 +211,17 @@ export class ShortTermMemory {
   /** Holds a long output of `turn` back from the working set while it is whole in the window. */
   holdBack(turn: number, item: NewWorkingSetItem): void {
     this.heldBack.set(turn, [...(this.heldBack.get(turn) ?? []), item]);
+  }
+
+  /** An undo or redo rewrote `files`: what memory holds of them is stale, and the next message says so. */
+  noteRewind(rewind: FileRewind): void {
+    this.markStale(rewind.files);
+    this.rewinds.push(rewind);
+  }
+
+  /** The undos and redos the next user message must tell the model about; told once. */
+  takeRewinds(): FileRewind[] {
+    return this.rewinds.splice(0);
   }
 
   /** Files a call wrote: their held-back items go now, their working-set items at the next fold. */

@@ -15,6 +15,7 @@ import { SessionChatController } from "../../src/cli/chat/chat-controller.ts";
 import { workspacePaths } from "../../src/config/paths.ts";
 import type { TranscriptRecord } from "../../src/session/transcript-schema.ts";
 import { cleanupTempDirs } from "../support/cli.ts";
+import { lastUserText } from "../support/request-view.ts";
 import { startFakeResponsesServer, textStream, toolCallStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
 import { fakeModel, makeGitWorkspace, testSettings } from "../agent/support/agent-harness.ts";
 import { latestRecords } from "../agent/support/cli-chat.ts";
@@ -100,6 +101,17 @@ describe("/undo and /redo in the REPL's controller", () => {
       expect(readFileSync(join(root, "src/a.ts"), "utf8")).toBe("const a = 2;\n");
       expect((await controller.runCommand("undo", "--force")).isError).toBeUndefined();
       expect(existsSync(join(root, "src/b.ts"))).toBe(false);
+
+      // The next message tells the model what the three rewinds did (the UI shows the user's words and a notice).
+      server.enqueue(textStream("noted"));
+      const events = [];
+      for await (const event of controller.submit("what now?", new AbortController().signal)) events.push(event);
+      const sent = lastUserText(server.requests.at(-1)?.body ?? {});
+      expect(sent).toStartWith("what now?\n\n[valarmind: before this message the user changed files outside the conversation. /undo gave back the files turn 1 changed");
+      expect(sent.match(/\/undo gave back/g)).toHaveLength(2);
+      expect(sent).toContain("/redo wrote the files of turn 1 again as that turn left them (src/a.ts, src/b.ts).");
+      expect(events).toContainEqual(expect.objectContaining({ type: "turn_start", userText: "what now?" }));
+      expect(events).toContainEqual(expect.objectContaining({ type: "notice", message: "told the model what changed on disk since the last turn: /undo of turn 1 (2 files), /redo of turn 1 (2 files), /undo of turn 1 (2 files)" }));
     } finally {
       await controller.close();
     }

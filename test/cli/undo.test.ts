@@ -14,6 +14,7 @@ import { makeGitWorkspace } from "../agent/support/agent-harness.ts";
 import { chat, chatEnv, latestRecords } from "../agent/support/cli-chat.ts";
 import { workspacePaths } from "../../src/config/paths.ts";
 import { latestSession } from "../../src/session/transcript.ts";
+import { lastUserText } from "../support/request-view.ts";
 import { lockSession, releaseSessionLock } from "../../src/session/session-lock.ts";
 
 let server: FakeResponsesServer;
@@ -99,7 +100,17 @@ describe("undo and redo of one turn", () => {
 
     // A new message after an undo: turn 2 stays undone and can no longer be redone.
     server.enqueue(textStream("ok"));
-    expect((await chat(["--continue", "-p", "never mind"], { cwd: root, server })).code).toBe(0);
+    const next = await chat(["--continue", "-p", "never mind"], { cwd: root, server });
+    expect(next.code).toBe(0);
+    // The model is told what changed on disk since turn 2 (two undos and a redo, in order), once, in the message.
+    const told = lastUserText(server.requests.at(-1)?.body ?? {});
+    expect(told).toStartWith("never mind\n\n[valarmind: before this message the user changed files outside the conversation. ");
+    expect(told).toContain("/undo gave back the files turn 2 changed as they were before it (src/app.ts); what turn 2 wrote to them is no longer on disk. /undo gave back the files turn 1 changed");
+    expect(told).toContain("/redo wrote the files of turn 1 again as that turn left them (src/app.ts).");
+    expect(latestRecords(root).findLast((r) => r.kind === "user")).toMatchObject({ turn: 3, text: told });
+    server.enqueue(textStream("ok"));
+    expect((await chat(["--continue", "-p", "and now?"], { cwd: root, server })).code).toBe(0);
+    expect(lastUserText(server.requests.at(-1)?.body ?? {})).toBe("and now?");
     const dropped = await redo();
     expect(dropped.code).toBe(1);
     expect(dropped.stderr).toContain("nothing to redo");
