@@ -28,7 +28,7 @@ export class StoreUnreachableError extends ValarmindError {
   }
 }
 
-const CONNECTION_ERRORS = /^ERR_REDIS_(CONNECTION|SOCKET|TLS|AUTHENTICATION)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND/;
+const CONNECTION_ERRORS = /^ERR_REDIS_(CONNECTION|SOCKET|TLS|AUTHENTICATION|IDLE_TIMEOUT)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND/;
 
 /** Whether an error means the server is gone rather than that it refused a command. */
 export function isConnectionError(error: unknown): boolean {
@@ -37,10 +37,16 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 export const CONNECT_TIMEOUT_MS = 3_000;
+/**
+ * A connection with a command in flight and no answer for this long is given up: a server that
+ * froze (SIGSTOP, a partition, a hung host) without closing the socket would otherwise leave the
+ * command pending forever. Every operation here is a few round trips, so 5 s of silence is a dead server.
+ */
+export const IDLE_TIMEOUT_MS = 5_000;
 
 /** Opens a connection or throws `StoreUnreachableError` saying `whatHappened` (e.g. "nothing was changed"). */
 export async function connectRedis(url: string, whatHappened: string): Promise<RedisClient> {
-  const client = new RedisClient(url, { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS });
+  const client = new RedisClient(url, { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS, idleTimeout: IDLE_TIMEOUT_MS });
   try {
     await client.connect();
   } catch (error) {

@@ -37,6 +37,22 @@ describe("ShortTermMemory", () => {
     expect(memory.view().events).toEqual([]);
   });
 
+  test("in a later process, a long read kept whole in the window is held back again: it enters the working set when its turn folds", async () => {
+    const body = "export const x = 1;\n".repeat(40); // over the 600 bytes kept inline, under the 1000-token working set
+    const records = stamp([
+      { kind: "user", turn: 1, text: "read src/x.ts" },
+      { kind: "tool_call", turn: 1, step: 1, call_id: "r1", name: "read_file", arguments: '{"path":"src/x.ts"}', output: body, summary: body, is_error: false },
+      { kind: "assistant", turn: 1, step: 2, text: "read it" },
+      { kind: "turn_end", turn: 1, steps: 2, stop_reason: "completed" },
+      ...turnRecords(2),
+    ]);
+    const memory = ShortTermMemory.fromRecords(records, options);
+    expect(memory.workingSet.items()).toEqual([]);
+    memory.workingSet.setTurn(3);
+    await memory.slide(new ExtractiveSummarizer(), undefined, () => ({ fold: 1, reason: "cost", rent: 0, cost: 0, why: "test" }));
+    expect(memory.workingSet.items().map((i) => [i.source, i.tags, i.content === body])).toEqual([["read_file src/x.ts", ["src/x.ts"], true]]);
+  });
+
   test("an unfinished last turn is pending (with full outputs); an unfinished middle turn enters the window as an error", () => {
     const memory = ShortTermMemory.fromRecords(stamp([...turnRecords(1, false), ...turnRecords(2), ...turnRecords(3, false)]), options);
     expect(memory.window.turns.map((t) => [t.turn, t.stopReason])).toEqual([

@@ -1,4 +1,4 @@
-/** `valarmind sessions list|show`: reads transcripts only; never writes. */
+/** `valarmind sessions list|show` read transcripts only; `sessions prune --yes` removes old sessions. */
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { describeError } from "../../errors.ts";
@@ -6,6 +6,10 @@ import { describeSession, findSession, listSessions, readSession } from "../../s
 import type { TranscriptRecord } from "../../session/transcript-schema.ts";
 import { damagedSideFile } from "../../session/damaged-lines.ts";
 import { describeRenumbering } from "../../session/turn-order.ts";
+import { formatBytes, planPrune, prune, type PruneCandidate } from "../../session/session-prune.ts";
+
+/** `sessions list` mentions sessions unused for longer than this. */
+const PRUNE_HINT_DAYS = 30;
 
 function oneLine(text: string, max = 70): string {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -32,6 +36,10 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
   process.stdout.write(`${"id".padEnd(10)} ${"started".padEnd(20)} ${"turns".padStart(5)}  first message\n`);
   for (const s of listings) {
     process.stdout.write(`${s.id.padEnd(10)} ${s.startedAt.slice(0, 19).replace("T", " ").padEnd(20)} ${String(s.turns).padStart(5)}  ${oneLine(s.firstMessage)}\n`);
+  }
+  const old = planPrune(paths, { olderThanDays: PRUNE_HINT_DAYS }).remove;
+  if (old.length > 0) {
+    process.stdout.write(`\n${old.length} session(s) unused for over ${PRUNE_HINT_DAYS} days take ${formatBytes(old.reduce((n, c) => n + c.bytes, 0))}; 'valarmind sessions prune' lists them, '--yes' removes them\n`);
   }
   return 0;
 }
@@ -84,4 +92,30 @@ export async function showSessionCommand(id: string, opts: { json: boolean; raw:
   for (const d of read.damaged) process.stdout.write(`— line ${d.line} is damaged and skipped (${d.reason}); kept verbatim in ${damagedSideFile(ref.file)} on the next --resume\n`);
   if (read.renumbered.length > 0) process.stdout.write(`— turns written by two processes at once, renumbered: ${describeRenumbering(read.renumbered)}\n`);
   return 0;
+}
+
+/** `valarmind sessions prune [--older-than DAYS] [--yes]`: lists old sessions; removes them with --yes. */
+export async function pruneSessionsCommand(opts: { olderThanDays: number; yes: boolean }): Promise<number> {
+  const paths = workspacePaths(findWorkspaceRoot());
+  const plan = planPrune(paths, { olderThanDays: opts.olderThanDays });
+  const days = `${opts.olderThanDays} day${opts.olderThanDays === 1 ? "" : "s"}`;
+  const line = (c: PruneCandidate) =>
+    `  ${c.id.padEnd(10)} last used ${c.lastUsed.toISOString().slice(0, 10)}  ${String(c.turns).padStart(4)} turns  ${formatBytes(c.bytes).padStart(8)}  ${c.transcript ? oneLine(c.firstMessage, 50) : "(files left without a transcript)"}`;
+  const total = (list: PruneCandidate[]) => formatBytes(list.reduce((n, c) => n + c.bytes, 0));
+  const kept = [`${plan.recent} used within ${days}`, ...(plan.forkParents.length > 0 ? [`${plan.forkParents.length} that newer sessions were forked from (${plan.forkParents.join(", ")})`] : [])];
+  if (plan.remove.length === 0) {
+    process.stdout.write(`no session of this workspace is unused for over ${days}; kept ${kept.join(", ")}\n`);
+    return 0;
+  }
+  if (!opts.yes) {
+    process.stdout.write(`${plan.remove.length} session(s) unused for over ${days}, ${total(plan.remove)} (transcripts, manifests, shell outputs, undo checkpoints):\n`);
+    for (const c of plan.remove) process.stdout.write(`${line(c)}\n`);
+    process.stdout.write(`kept ${kept.join(", ")}. Nothing was removed: run 'valarmind sessions prune --older-than ${opts.olderThanDays} --yes' to remove them.\n`);
+    return 0;
+  }
+  const result = await prune(paths, plan);
+  for (const c of result.removed) process.stdout.write(`removed${line(c).slice(1)}\n`);
+  for (const s of result.skipped) process.stderr.write(`valarmind: kept session ${s.id}: ${s.why}\n`);
+  process.stdout.write(`removed ${result.removed.length} session(s), ${total(result.removed)}; kept ${kept.join(", ")}\n`);
+  return result.skipped.length > 0 ? 1 : 0;
 }

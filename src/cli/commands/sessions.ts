@@ -1,6 +1,13 @@
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 
-/** `valarmind sessions list|show`: options only; the work is imported lazily. */
+/** `--older-than DAYS`: a whole number of days, 0 or more. */
+function days(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`'${value}' is not a whole number of days (e.g. 30)`);
+  return n;
+}
+
+/** `valarmind sessions list|show|prune`: options only; the work is imported lazily. */
 export function registerSessions(program: Command): void {
   const sessions = program.command("sessions").description("list and inspect this workspace's chat sessions");
   sessions
@@ -10,6 +17,15 @@ export function registerSessions(program: Command): void {
     .action(async (opts: { json?: boolean }) => {
       const { listSessionsCommand } = await import("../actions/sessions.ts");
       process.exitCode = await listSessionsCommand({ json: opts.json === true });
+    });
+  sessions
+    .command("prune")
+    .description("list sessions unused for a while (transcript, manifests, shell outputs, undo checkpoints); remove them with --yes")
+    .option("--older-than <days>", "sessions nothing changed in for more than this many days", days, 30)
+    .option("--yes", "remove them (without it, only list them)")
+    .action(async (opts: { olderThan: number; yes?: boolean }) => {
+      const { pruneSessionsCommand } = await import("../actions/sessions.ts");
+      process.exitCode = await pruneSessionsCommand({ olderThanDays: opts.olderThan, yes: opts.yes === true });
     });
   sessions
     .command("show <id>")

@@ -308,6 +308,7 @@ const flagCases: BadInputCase[] = [
   flag("prompt-modes-conflict", ["prompt", "--list", "--show", "1"], "`prompt --list --show 1`", "use one of --list, --show and --diff at a time", "--list"),
   flag("sessions-show-unknown", ["sessions", "show", "zzzz9999"], "`sessions show zzzz9999`", "no session 'zzzz9999' in <sessions dir>; list them with valarmind sessions list", "zzzz9999"),
   flag("sessions-show-bad-id", ["sessions", "show", "../x"], "`sessions show ../x`", "invalid session id '../x'", "../x"),
+  flag("sessions-prune-older-than", ["sessions", "prune", "--older-than", "soon", "--yes"], "`sessions prune --older-than soon`", "'soon' is not a whole number of days (e.g. 30)", "--older-than"),
   {
     ...flag("state-task-missing-id", [], "`state task done T-99` (no such task)", "no task with id T-99 in the working state", "T-99"),
     run: (t) => (t.write(STATE, state()), t.cli(["state", "task", "done", "T-99"])),
