@@ -22,6 +22,15 @@ export const ResultUsageSchema = Type.Object(
     requests: Type.Integer({ minimum: 0, description: "model calls whose usage the API reported, fold (summary) requests included" }),
     cached_share: Type.Number({ minimum: 0, maximum: 1, description: "cached_tokens / input_tokens (0 without usage)" }),
     effective_input_tokens: Type.Integer({ minimum: 0, description: "uncached + 0.1 × cached input tokens: the input's cost in fresh-token terms" }),
+    fold: Type.Object(
+      {
+        requests: Count,
+        input_tokens: Count,
+        cached_tokens: Count,
+        output_tokens: Count,
+      },
+      { additionalProperties: false, description: "the part of the figures above spent folding the window into the summary: what the memory itself cost" },
+    ),
   },
   { additionalProperties: false },
 );

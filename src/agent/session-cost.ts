@@ -27,6 +27,8 @@ export interface CostFigures {
   effectiveInput: number;
   /** USD, when `prices` are set in settings. */
   usd?: number;
+  /** The fold requests' own part of the figures above: what the memory itself cost. */
+  fold: UsageFigures;
 }
 
 export type Prices = NonNullable<Settings["prices"]>;
@@ -48,13 +50,20 @@ export class SessionCost {
   private input = 0;
   private cached = 0;
   private output = 0;
+  private readonly fold: UsageFigures = { input: 0, cached: 0, output: 0 };
 
   add(usage: UsageFigures, kind: "turn" | "fold"): void {
+    const cached = Math.min(usage.cached, usage.input);
     this.requests += 1;
-    if (kind === "fold") this.foldRequests += 1;
     this.input += usage.input;
-    this.cached += Math.min(usage.cached, usage.input);
+    this.cached += cached;
     this.output += usage.output;
+    if (kind === "fold") {
+      this.foldRequests += 1;
+      this.fold.input += usage.input;
+      this.fold.cached += cached;
+      this.fold.output += usage.output;
+    }
   }
 
   figures(prices?: Prices): CostFigures {
@@ -66,6 +75,7 @@ export class SessionCost {
       output: this.output,
       cachedShare: this.input > 0 ? this.cached / this.input : 0,
       effectiveInput: effectiveInput(this.input, this.cached),
+      fold: { ...this.fold },
     };
     return prices ? { ...base, usd: priceOf(base, prices) } : base;
   }
@@ -84,6 +94,11 @@ export function costLines(f: CostFigures, prices: Prices | undefined): string[] 
     `effective input: ${tokens(f.effectiveInput)} tokens (uncached + 0.1 × cached)`,
     `output: ${tokens(f.output)} tokens`,
   ];
+  if (f.foldRequests > 0) {
+    const share = f.fold.input > 0 ? ` (${((f.fold.cached / f.fold.input) * 100).toFixed(0)}% cached)` : "";
+    const usd = prices ? `, $${priceOf(f.fold, prices).toFixed(4)}` : "";
+    lines.push(`of which folding the window (the memory's own cost): ${tokens(f.fold.input)} input${share}, effective ${tokens(effectiveInput(f.fold.input, f.fold.cached))}, ${tokens(f.fold.output)} output${usd}`);
+  }
   if (prices && f.usd !== undefined) lines.push(`estimate: $${f.usd.toFixed(4)} at $${prices.input}/M input, $${prices.cachedInput ?? prices.input * CACHED_PRICE}/M cached, $${prices.output}/M output (settings "prices")`);
   else lines.push(`no price estimate: set "prices": {"input": …, "output": …} (USD per million tokens) in ~/.config/valarmind/config.json`);
   return lines;

@@ -30,6 +30,7 @@ export function createResultCollector(): ResultCollector {
   let turnError: ResultError | undefined;
   let steps = 0;
   const usage = { input_tokens: 0, cached_tokens: 0, output_tokens: 0, reasoning_tokens: 0, requests: 0 };
+  const fold = { requests: 0, input_tokens: 0, cached_tokens: 0, output_tokens: 0 };
   const targets = new Map<string, string>();
   const denials: HeadlessResult["permission_denials"] = [];
 
@@ -45,6 +46,12 @@ export function createResultCollector(): ResultCollector {
           usage.output_tokens += event.usage.output;
           usage.reasoning_tokens += event.usage.reasoning;
           usage.requests += 1;
+          if (event.purpose === "fold") {
+            fold.requests += 1;
+            fold.input_tokens += event.usage.input;
+            fold.cached_tokens += event.usage.cached;
+            fold.output_tokens += event.usage.output;
+          }
           break;
         case "tool_call_start":
           targets.set(event.callId, event.target);
@@ -84,6 +91,7 @@ export function createResultCollector(): ResultCollector {
           ...usage,
           cached_share: usage.input_tokens > 0 ? usage.cached_tokens / usage.input_tokens : 0,
           effective_input_tokens: Math.round(effectiveInput(usage.input_tokens, usage.cached_tokens)),
+          fold: { ...fold },
         },
         total_cost_usd: end.prices ? priceOf({ input: usage.input_tokens, cached: usage.cached_tokens, output: usage.output_tokens }, end.prices) : null,
         permission_denials: [...denials],

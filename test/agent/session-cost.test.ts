@@ -13,6 +13,20 @@ describe("SessionCost", () => {
     expect(f.cachedShare).toBeCloseTo(9088 / 12200, 10);
     expect(f.effectiveInput).toBeCloseTo(12200 - 9088 + 908.8, 6);
     expect(f.usd).toBeUndefined();
+    // The fold's own part: what the memory itself cost.
+    expect(f.fold).toEqual({ input: 5200, cached: 4992, output: 400 });
+  });
+
+  test("/cost names what folding the window cost, priced when prices are set", () => {
+    const cost = new SessionCost();
+    cost.add({ input: 10_000, cached: 8_192, output: 500 }, "turn");
+    expect(costLines(cost.figures(), undefined).join("\n")).not.toContain("folding");
+    cost.add({ input: 12_000, cached: 11_904, output: 600 }, "fold");
+    const lines = costLines(cost.figures(), undefined);
+    expect(lines).toContain("of which folding the window (the memory's own cost): 12k input (99% cached), effective 1.3k, 600 output");
+    const priced = costLines(cost.figures({ input: 1, output: 4 }), { input: 1, output: 4 });
+    // 96 uncached + 11,904 × 0.1 cached at $1/M, 600 output at $4/M.
+    expect(priced).toContain(`of which folding the window (the memory's own cost): 12k input (99% cached), effective 1.3k, 600 output, $${((96 + 1190.4 + 2400) / 1e6).toFixed(4)}`);
   });
 
   test("with prices: USD per million tokens, cached input at its own price or a tenth of input", () => {

@@ -10,6 +10,7 @@ import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
 import { startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
 import { makeGitWorkspace } from "../agent/support/agent-harness.ts";
 import { chat } from "../agent/support/cli-chat.ts";
+import { isFoldRequest } from "../agent/support/cost-model.ts";
 
 let server: FakeResponsesServer;
 let root: string;
@@ -38,6 +39,29 @@ describe("chat -p --output-format json: cost", () => {
     expect(result.usage).toMatchObject({ input_tokens: 5000, cached_tokens: 4096, output_tokens: 20, requests: 1, effective_input_tokens: Math.round(904 + 409.6) });
     expect(result.usage.cached_share).toBeCloseTo(4096 / 5000, 10);
     expect(result.total_cost_usd).toBeNull();
+  });
+
+  test("a run whose settle step folds the window: usage.fold is that request's part, included in the totals", async () => {
+    const foldUsage = { input_tokens: 30_000, cached_tokens: 29_952, output_tokens: 70, reasoning_tokens: 0 };
+    const turnUsage = { input_tokens: 8_000, cached_tokens: 6_144, output_tokens: 4_000, reasoning_tokens: 0 };
+    // Long answers make keeping old turns dear, so the window folds after a few turns.
+    server.setResponder((body) => (isFoldRequest(body) ? textStream("- earlier: long answers about the app", { usage: foldUsage }) : textStream("the app is fine. ".repeat(1500), { usage: turnUsage })));
+    const xdg = await userConfig({ windowBlockTurns: 1 });
+    let folded: { usage: Record<string, unknown> } | undefined;
+    for (let n = 0; n < 8 && !folded; n++) {
+      const r = await chat([...(n > 0 ? ["--continue"] : []), "-p", `question ${n}`, "--output-format", "json"], { cwd: root, server, env: { XDG_CONFIG_HOME: xdg } });
+      expect(r.code).toBe(0);
+      const result = JSON.parse(r.stdout) as { usage: { fold: { requests: number } } & Record<string, unknown> };
+      if (result.usage.fold.requests > 0) folded = result;
+      else expect(result.usage.fold).toEqual({ requests: 0, input_tokens: 0, cached_tokens: 0, output_tokens: 0 });
+    }
+    expect(folded?.usage).toMatchObject({
+      requests: 2,
+      input_tokens: 38_000,
+      cached_tokens: 36_096,
+      output_tokens: 4_070,
+      fold: { requests: 1, input_tokens: 30_000, cached_tokens: 29_952, output_tokens: 70 },
+    });
   });
 
   test("prices in the user's settings give total_cost_usd; a bad price is a clear settings error", async () => {
