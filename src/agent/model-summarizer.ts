@@ -15,7 +15,7 @@
  * part folds with the offline extractive summarizer and the fallback is reported.
  */
 import type { Settings } from "../config/settings-schema.ts";
-import { ExtractiveSummarizer, SUMMARY_CAP_TOKENS, type RollingSummary, type Summarizer } from "../memory/summary.ts";
+import { ExtractiveSummarizer, SUMMARY_CAP_TOKENS, withoutRangeLines, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
@@ -41,6 +41,8 @@ export interface ModelSummarizerOptions {
   promote: (promotions: Promotion[]) => Promise<void>;
   /** Told when the model call failed and the extractive fallback was used. */
   onFallback: (message: string) => void;
+  /** Told when the model's summary had to be cut to its cap. */
+  onNotice?: (message: string) => void;
   /** Told the usage of every fold request (the session's cost figures). */
   onUsage?: (usage: Usage) => void;
   /** The session's last request: a fold request is compared with it, and becomes it. */
@@ -84,9 +86,13 @@ export class ModelSummarizer implements Summarizer {
     const state = await this.options.readState();
     const count = await exactCounter();
     // The rules ask for at most SUMMARY_CAP_TOKENS; a longer previous summary is cut head+tail first.
-    const cap = Math.min(SUMMARY_CAP_TOKENS, Math.floor(this.options.settings.maxContextTokens / 4));
-    const previous = shortenHeadTail(previousSummary, cap, count).text;
+    const previous = shortenHeadTail(previousSummary, this.cap(), count).text;
     return this.foldPart(previous, { turns: evictedTurns, index: 0, whole: undefined }, state, signal);
+  }
+
+  /** The summary's cap here: SUMMARY_CAP_TOKENS, or a quarter of a small budget. */
+  private cap(): number {
+    return Math.min(SUMMARY_CAP_TOKENS, Math.floor(this.options.settings.maxContextTokens / 4));
   }
 
   /** Folds `part` into `previous`: one request when it fits whole, else its halves in turn. */
@@ -176,8 +182,11 @@ export class ModelSummarizer implements Summarizer {
     if (riding && this.options.prefix) this.options.prefix.previous = built.prefix;
     let text = "";
     let failure: string | undefined;
+    let toolCall: string | undefined;
     for await (const event of this.options.model.stream(built.request, signal)) {
       if (event.type === "text_delta") text += event.delta;
+      // A fold request offers no way to run a tool: an answer that calls one did not write the summary.
+      else if (event.type === "tool_call") toolCall ??= event.call.name;
       else if (event.type === "completed") {
         text = event.text || text;
         if (event.usage) {
@@ -186,11 +195,22 @@ export class ModelSummarizer implements Summarizer {
         }
       } else if (event.type === "error") failure = event.message;
     }
-    const { summary, promotions } = parsePromotions(text);
-    if (failure !== undefined || summary === "") {
-      return this.fallBack(previousSummary, turns, `the summary request failed (${failure ?? "empty answer"})`, signal);
+    const parsed = parsePromotions(text);
+    // A copy of the block's own "(turns a–b)" line is not a summary.
+    let summary = withoutRangeLines(parsed.summary);
+    if (failure !== undefined || toolCall !== undefined || summary === "") {
+      const why = failure ?? (toolCall !== undefined ? `the model called ${JSON.stringify(toolCall.slice(0, 60))} instead of writing the summary` : "empty answer");
+      return this.fallBack(previousSummary, turns, `the summary request failed (${why})`, signal);
     }
-    if (promotions.length > 0) await this.options.promote(promotions);
+    const count = await exactCounter();
+    const cap = this.cap();
+    const tokens = count(summary);
+    if (tokens > cap) {
+      // The rules ask for at most the cap; a longer answer would crowd the next requests out of their budget.
+      summary = shortenHeadTail(summary, cap, count).text;
+      this.options.onNotice?.(`the summary the model wrote for turns ${span(turns)} was ${tokens} tokens, over its cap of ${cap}: its head and tail were kept`);
+    }
+    if (parsed.promotions.length > 0) await this.options.promote(parsed.promotions);
     return summary;
   }
 

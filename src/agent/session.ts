@@ -172,6 +172,7 @@ export class AgentSession {
         readState: async () => (await this.state.read()).state,
         promote: async (promotions) => void this.pendingNotices.push(...(await applyPromotions(this.state, promotions))),
         onFallback: (message) => this.pendingNotices.push(message),
+        onNotice: (message) => this.pendingNotices.push(message),
       });
   }
 

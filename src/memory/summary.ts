@@ -36,7 +36,7 @@ export interface Summarizer {
 }
 
 /** The prompt closes the summary with its turn range, "(turns 1–16)"; a summarizer that copied it does not keep it. */
-function withoutRangeLines(text: string): string {
+export function withoutRangeLines(text: string): string {
   return text
     .split("\n")
     .filter((line) => !/^\(turns \d+[–-]\d+\)$/.test(line.trim()))

@@ -101,10 +101,17 @@ export async function applyLastResort(run: CutoffRun): Promise<void> {
   const summary = run.ctx.summary;
   if (over(run) && summary && summary.text !== "") {
     const tokens = tokensOf(run.pass, "summary");
-    const cap = capFor(run, tokens);
-    const keep = cap < tokens && tokens > MIN_CUT_TOKENS;
-    const text = keep ? shortenHeadTail(summary.text, cap, run.count).text : "";
-    await step(run, "shorten_summary", { ...run.ctx, summary: { ...summary, text } }, () => (text === "" ? "rolling summary left out" : `rolling summary cut head+tail to ≤${cap} tokens`));
+    // The cap is for the summary's text: the block's tags and turn range take the rest.
+    const wrapping = Math.max(0, tokens - run.count(summary.text));
+    const cut = async (cap: number): Promise<string> => {
+      const text = cap >= MIN_CUT_TOKENS && cap < tokens - wrapping ? shortenHeadTail(summary.text, cap, run.count).text : "";
+      await step(run, "shorten_summary", { ...run.ctx, summary: { ...summary, text } }, () => (text === "" ? "rolling summary left out" : `rolling summary cut head+tail to ≤${cap} tokens`));
+      return text;
+    };
+    const cap = capFor(run, tokens) - wrapping;
+    let text = await cut(cap);
+    // The cut's own marker can tip it over by a few tokens: once more at half, before leaving it out.
+    if (over(run) && text !== "") text = await cut(Math.floor(cap / 2));
     if (over(run) && text !== "") await step(run, "shorten_summary", { ...run.ctx, summary: { ...summary, text: "" } }, () => "rolling summary left out");
     run.dropped.push({ id: "summary", tokens: Math.max(0, tokens - tokensOf(run.pass, "summary")), reason: "budget_last_resort", detail: `rolling summary of turns ${summary.fromTurn}–${summary.throughTurn} ${run.ctx.summary?.text === "" ? "left out of" : "cut head+tail in"} this request (the transcript keeps it)` });
   }

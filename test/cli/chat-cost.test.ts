@@ -51,8 +51,8 @@ describe("chat -p --output-format json: cost", () => {
     for (let n = 0; n < 8 && !folded; n++) {
       const r = await chat([...(n > 0 ? ["--continue"] : []), "-p", `question ${n}`, "--output-format", "json"], { cwd: root, server, env: { XDG_CONFIG_HOME: xdg } });
       expect(r.code).toBe(0);
-      const result = JSON.parse(r.stdout) as { usage: { fold: { requests: number } } & Record<string, unknown> };
-      if (result.usage.fold.requests > 0) folded = result;
+      const result = JSON.parse(r.stdout) as { usage: { fold: Record<string, number> } & Record<string, unknown> };
+      if ((result.usage.fold.requests ?? 0) > 0) folded = result;
       else expect(result.usage.fold).toEqual({ requests: 0, input_tokens: 0, cached_tokens: 0, output_tokens: 0 });
     }
     expect(folded?.usage).toMatchObject({

@@ -146,6 +146,27 @@ describe("cutoff policy", () => {
     expect(manifest.items.map((i) => i.id)).toContain("core_rules");
   });
 
+  test("last resort: a summary a little over what the budget leaves is cut head+tail to fit, not left out", async () => {
+    const text = Array.from({ length: 300 }, (_, i) => `- turn ${i + 1}: the user asked about the ${i % 7 === 0 ? "parser" : "router"} and we agreed on step ${i}.`).join("\n");
+    const memory = { summary: { text, fromTurn: 1, throughTurn: 300 }, turns: [], workingSet: [], overflowPolicy: "fifo" as const, touchedFiles: [], touchedSymbols: [], events: [] };
+    const whole = (await buildRequest(await fullInput({ memory, sources: {} }))).manifest;
+    const summaryTokens = tokensOf(whole, "summary");
+    expect(summaryTokens).toBeGreaterThan(4000);
+    // 50 and 200 tokens short: the cap must leave room for the block's tags and turn range, or the
+    // cut lands just over the budget and the whole summary is left out (as it once was).
+    for (const short of [50, 200]) {
+      const budget = whole.total_tokens - short;
+      const { manifest, request } = await buildRequest(await fullInput({ memory, sources: {}, budgetTokens: budget }));
+      expect(manifest.total_tokens).toBeLessThanOrEqual(budget);
+      expect(manifest.cutoff_steps.map((s) => s.detail)).toEqual([expect.stringMatching(/^rolling summary cut head\+tail to ≤\d+ tokens$/)]);
+      expect(tokensOf(manifest, "summary")).toBeGreaterThan(summaryTokens - short - 400);
+      const sent = JSON.stringify(request.input);
+      expect(sent).toContain("- turn 1: the user asked");
+      expect(sent).toContain("- turn 300: the user asked");
+      expect(sent).toContain("(turns 1–300)");
+    }
+  });
+
   test("a summary request whose folded turn holds a giant paste cuts that text head+tail instead of failing", async () => {
     const paste = Array.from({ length: 600 }, (_, i) => `row ${i}: ${"data ".repeat(6)}end`).join("\n");
     const turns = [{ turn: 5, user: `START ${paste} END`, items: [{ kind: "assistant" as const, text: "Looked at it." }] }];
