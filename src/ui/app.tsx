@@ -14,6 +14,7 @@ import { SessionPicker } from "./sessions/session-picker.tsx";
 import { parseSlash } from "./slash/parse-slash.ts";
 import { useCommandRunner } from "./slash/use-command-runner.ts";
 import { StatusLine } from "./status/status-line.tsx";
+import { terminalSafe } from "./terminal-safe-text.ts";
 import { useTheme } from "./theme-context.tsx";
 import { initialReplState, replReducer, type ReplState } from "./transcript/repl-reducer.ts";
 import { TranscriptItemView } from "./transcript/transcript-item-view.tsx";
@@ -194,7 +195,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
     <Box flexDirection="column">
       <Static items={state.items}>{(item) => <TranscriptItemView key={item.id} item={item} width={width} />}</Static>
       {state.live && <LiveTurnView live={state.live} width={width} maxTextLines={Math.max(4, rows - RESERVED_ROWS)} />}
-      {command.running !== undefined && <Text>{theme.dim(`running ${command.running} …`)}</Text>}
+      {command.running !== undefined && <Text>{theme.dim(`running ${terminalSafe(command.running)} …`)}</Text>}
       {approval && (
         <ApprovalPrompt
           key={approval.callId}

@@ -3,6 +3,7 @@ import { useRef, useState } from "react";
 import type { ApprovalDecision } from "../../agent/events.ts";
 import * as edit from "../input/editor-buffer.ts";
 import { keyAction } from "../input/key-action.ts";
+import { terminalSafeLiteral } from "../terminal-safe-text.ts";
 import { useTheme } from "../theme-context.tsx";
 import { renderDiffLines } from "../transcript/diff-lines.ts";
 import type { PendingApproval } from "../transcript/transcript-items.ts";
@@ -19,7 +20,8 @@ interface ApprovalPromptProps {
 
 /**
  * Asks before a write or a shell command: keyboard only, one key per choice. A warning (why this
- * call asks at all) comes first; session choices say exactly what they remember.
+ * call asks at all) comes first; session choices say exactly what they remember. The request's
+ * texts arrive terminal-safe from the reducer, every control character shown (../transcript/safe-input.ts).
  */
 export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }: ApprovalPromptProps) {
   const theme = useTheme();
@@ -112,9 +114,9 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
           <Text>{theme.dim("Note to the model (Enter denies with it, Esc goes back):")}</Text>
           <Text>
             {theme.accent("› ")}
-            {note.text.slice(0, note.cursor)}
-            {theme.inverse(note.text[note.cursor] ?? " ")}
-            {note.text.slice(note.cursor + 1)}
+            {terminalSafeLiteral(note.text.slice(0, note.cursor))}
+            {theme.inverse(terminalSafeLiteral(note.text[note.cursor] ?? " "))}
+            {terminalSafeLiteral(note.text.slice(note.cursor + 1))}
           </Text>
         </Box>
       )}

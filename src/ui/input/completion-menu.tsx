@@ -1,5 +1,6 @@
 import { Box, Text } from "ink";
 import { memo } from "react";
+import { terminalSafe, terminalSafeLiteral } from "../terminal-safe-text.ts";
 import { useTheme } from "../theme-context.tsx";
 import type { CompletionItem } from "./completion.ts";
 
@@ -18,11 +19,13 @@ export const CompletionMenu = memo(function CompletionMenu({ items, selected }: 
     <Box flexDirection="column" paddingLeft={2}>
       {shown.map((item, index) => {
         const active = first + index === selected;
-        const label = active ? theme.inverse(` ${item.label} `) : ` ${item.label} `;
+        // Labels are file names from the repository (or a custom command's usage): every character shown.
+        const text = terminalSafeLiteral(item.label);
+        const label = active ? theme.inverse(` ${text} `) : ` ${text} `;
         return (
           <Text key={item.value} wrap="truncate-end">
             {label}
-            {item.detail ? theme.dim(`  ${item.detail}`) : ""}
+            {item.detail ? theme.dim(`  ${terminalSafe(item.detail)}`) : ""}
           </Text>
         );
       })}

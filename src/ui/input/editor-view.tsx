@@ -1,5 +1,6 @@
 import { Box, Text } from "ink";
 import { memo } from "react";
+import { terminalSafeLiteral } from "../terminal-safe-text.ts";
 import type { Theme } from "../theme.ts";
 import { useTheme } from "../theme-context.tsx";
 import type { EditorBuffer } from "./editor-buffer.ts";
@@ -15,8 +16,9 @@ interface EditorViewProps {
   focused: boolean;
 }
 
+/** A piece of the prompt as drawn: controls (from a paste, a completed file name) shown, never sent to the terminal. */
 function highlightChips(text: string, chips: readonly string[], theme: Theme): string {
-  let out = text;
+  let out = terminalSafeLiteral(text);
   for (const chip of chips) out = out.split(chip).join(theme.accent(chip));
   return out;
 }
@@ -48,7 +50,7 @@ export const EditorView = memo(function EditorView({ buffer, chips, placeholder,
     const char = at === undefined ? " " : String.fromCodePoint(at);
     return (
       highlightChips(line.slice(0, column), chips, theme) +
-      theme.inverse(char) +
+      theme.inverse(terminalSafeLiteral(char)) +
       highlightChips(line.slice(column + char.length), chips, theme)
     );
   });

@@ -5,8 +5,9 @@
 import { lexer, type Token, type Tokens } from "marked";
 import stringWidth from "string-width";
 import wrapAnsi from "wrap-ansi";
+import { terminalSafe } from "../terminal-safe-text.ts";
 import type { Theme } from "../theme.ts";
-import { decodeEntities, renderInline } from "./render-inline.ts";
+import { leafText, renderInline } from "./render-inline.ts";
 
 const MIN_WIDTH = 10;
 
@@ -23,7 +24,7 @@ function inlineOf(token: Token, theme: Theme): string {
   const tokens: unknown = (token as { tokens?: unknown }).tokens;
   if (Array.isArray(tokens)) return renderInline(tokens as Token[], theme);
   const text: unknown = (token as { text?: unknown }).text;
-  return decodeEntities(typeof text === "string" ? text : token.raw);
+  return leafText(typeof text === "string" ? text : token.raw);
 }
 
 /** Renders a list of block tokens; blocks are separated by one blank line unless `tight`. */
@@ -63,16 +64,18 @@ export function renderBlock(token: Token, width: number, theme: Theme): string[]
     case "table":
       return renderTable(token as Tokens.Table, width, theme);
     case "html":
-      return wrap(theme.dim(token.raw.trimEnd()), width);
+      return wrap(theme.dim(terminalSafe(token.raw.trimEnd())), width);
     default:
-      return wrap(token.raw.trimEnd(), width);
+      return wrap(terminalSafe(token.raw.trimEnd()), width);
   }
 }
 
 function renderCode(token: Tokens.Code, width: number, theme: Theme): string[] {
   const gutter = theme.dim("│ ");
-  const body = token.text.split("\n").flatMap((line) => wrap(theme.codeBlock(line), width - 2));
-  const label = token.lang ? [theme.dim(`╭ ${token.lang}`)] : [];
+  const body = terminalSafe(token.text)
+    .split("\n")
+    .flatMap((line) => wrap(theme.codeBlock(line), width - 2));
+  const label = token.lang ? [theme.dim(`╭ ${terminalSafe(token.lang)}`)] : [];
   return [...label, ...body.map((line) => gutter + line)];
 }
 

@@ -1,5 +1,10 @@
-/** Inline markdown tokens (from marked's lexer) to one styled terminal string. */
+/**
+ * Inline markdown tokens (from marked's lexer) to one styled terminal string. Every piece of the
+ * source is made terminal-safe before it is styled: the lexer decodes numeric entities
+ * (`&#27;` is ESC), so a safe source alone is not enough.
+ */
 import type { Token } from "marked";
+import { terminalSafe } from "../terminal-safe-text.ts";
 import type { Theme } from "../theme.ts";
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", apos: "'", nbsp: " " };
@@ -7,6 +12,11 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
 /** The model sometimes writes HTML entities; the terminal shows the characters. */
 export function decodeEntities(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, name: string) => ENTITIES[name] ?? "");
+}
+
+/** Text of a token as shown: entities decoded, terminal controls removed or shown. */
+export function leafText(text: string): string {
+  return terminalSafe(decodeEntities(text));
 }
 
 function childTokens(token: Token): Token[] | undefined {
@@ -27,7 +37,7 @@ export function renderInline(tokens: readonly Token[], theme: Theme): string {
 
 function renderInlineToken(token: Token, theme: Theme): string {
   const children = childTokens(token);
-  const inner = (): string => (children ? renderInline(children, theme) : decodeEntities(tokenText(token)));
+  const inner = (): string => (children ? renderInline(children, theme) : leafText(tokenText(token)));
   switch (token.type) {
     case "strong":
       return theme.bold(inner());
@@ -36,21 +46,22 @@ function renderInlineToken(token: Token, theme: Theme): string {
     case "del":
       return theme.strike(inner());
     case "codespan":
-      return theme.inlineCode(decodeEntities(tokenText(token)));
+      return theme.inlineCode(leafText(tokenText(token)));
     case "br":
       return "\n";
     case "escape":
-      return tokenText(token);
+      return leafText(tokenText(token));
     case "link": {
       const href: unknown = (token as { href?: unknown }).href;
       const label = inner();
-      if (typeof href !== "string" || href === label || href === `mailto:${label}`) return theme.link(label);
-      return `${theme.link(label)} ${theme.dim(`(${href})`)}`;
+      const shown = typeof href === "string" ? terminalSafe(href) : undefined;
+      if (shown === undefined || shown === label || shown === `mailto:${label}`) return theme.link(label);
+      return `${theme.link(label)} ${theme.dim(`(${shown})`)}`;
     }
     case "image":
-      return theme.dim(`[image: ${tokenText(token)}]`);
+      return theme.dim(`[image: ${leafText(tokenText(token))}]`);
     case "html":
-      return token.raw;
+      return terminalSafe(token.raw);
     case "checkbox":
       return "";
     default:

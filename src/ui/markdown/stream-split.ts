@@ -36,8 +36,3 @@ export function splitSettled(source: string): StreamSplit {
   }
   return { settled, open: source.slice(offset) };
 }
-
-/** Normalises line endings so token offsets match the source exactly. */
-export function normaliseNewlines(text: string): string {
-  return text.replace(/\r\n?/g, "\n");
-}

@@ -2,6 +2,7 @@ import { Box, Text, useInput } from "ink";
 import { useState } from "react";
 import type { SessionListing } from "../../agent/front-end-contract.ts";
 import { keyAction } from "../input/key-action.ts";
+import { terminalSafe } from "../terminal-safe-text.ts";
 import { useTheme } from "../theme-context.tsx";
 
 const MAX_ROWS = 8;
@@ -32,7 +33,8 @@ export function SessionPicker({ sessions, onChoose, onCancel }: SessionPickerPro
       <Text>{theme.bold("Resume a session")}</Text>
       {sessions.slice(first, first + MAX_ROWS).map((session, index) => {
         const active = first + index === selected;
-        const line = `${session.startedAt}  ${String(session.turns).padStart(3)} turn(s)  ${session.firstMessage}`;
+        // The first message may quote anything (a pasted log, a file): shown terminal-safe.
+        const line = terminalSafe(`${session.startedAt}  ${String(session.turns).padStart(3)} turn(s)  ${session.firstMessage}`);
         return (
           <Text key={session.id} wrap="truncate-end">
             {active ? theme.accent("› ") : "  "}

@@ -1,5 +1,6 @@
 /** Pure formatting for the status line, so its figures can be tested without rendering. */
 import type { StatusSnapshot } from "../../agent/front-end-contract.ts";
+import { terminalSafe } from "../terminal-safe-text.ts";
 
 export function formatTokens(count: number): string {
   if (count < 1000) return String(count);
@@ -43,9 +44,10 @@ export interface StatusFields {
   now: string;
 }
 
+/** The figures as shown; the texts (goal and `now` come from the state file) are terminal-safe. */
 export function statusFields(status: StatusSnapshot): StatusFields {
   return {
-    model: status.model,
+    model: terminalSafe(status.model),
     prompt: `${formatTokens(status.promptTokens)}/${formatTokens(status.budgetTokens)}`,
     share: status.budgetTokens > 0 ? status.promptTokens / status.budgetTokens : 0,
     window:
@@ -56,8 +58,8 @@ export function statusFields(status: StatusSnapshot): StatusFields {
     cached: status.cost && status.cost.requests > 0 ? formatPercent(status.cost.cachedShare) : status.cachedShare === undefined ? "–" : formatPercent(status.cachedShare),
     session: formatTokens(status.sessionTokens),
     effective: status.cost && status.cost.requests > 0 ? `${formatTokens(Math.round(status.cost.effectiveInput))}${status.cost.usd !== undefined ? ` $${status.cost.usd.toFixed(2)}` : ""}` : "–",
-    approvals: status.approvals,
-    goal: status.goal.trim() === "" ? "(no goal set: /goal TEXT)" : status.goal,
-    now: status.now.trim(),
+    approvals: terminalSafe(status.approvals),
+    goal: status.goal.trim() === "" ? "(no goal set: /goal TEXT)" : terminalSafe(status.goal),
+    now: terminalSafe(status.now.trim()),
   };
 }

@@ -2,9 +2,15 @@
  * The REPL's view state as a pure reducer over agent events and UI actions. Finished items move to
  * `items` (rendered once, in <Static>) as soon as nothing before them can still change; the live
  * turn keeps only what is still moving.
+ *
+ * Every string that enters the state is made safe for the terminal first (./safe-input.ts,
+ * ../terminal-safe-text.ts): the views draw only what is in the state, so no model, tool, file or
+ * MCP text reaches the screen with a control sequence in it.
  */
 import type { ApprovalDecision, AgentEvent } from "../../agent/events.ts";
-import { normaliseNewlines, splitSettled } from "../markdown/stream-split.ts";
+import { splitSettled } from "../markdown/stream-split.ts";
+import { safeStreamChunk, terminalSafe } from "../terminal-safe-text.ts";
+import { safeEvent, safeItem } from "./safe-input.ts";
 import {
   isSettledTool,
   type LiveTurn,
@@ -37,24 +43,28 @@ function emptyLive(): LiveTurn {
     turn: undefined,
     pending: [],
     openText: "",
+    heldText: "",
     itemsPushed: 0,
     streamedChars: 0,
     approval: undefined,
     retry: undefined,
     reasoning: "",
+    heldReasoning: "",
   };
 }
 
 export function replReducer(state: ReplState, action: ReplAction): ReplState {
   switch (action.type) {
     case "append":
-      return appendItems(state, [action.item]);
+      return appendItems(state, [safeItem(action.item)]);
     case "turn_begin": {
-      const withUser = appendItems(state, [{ kind: "user", text: action.display }]);
+      const withUser = appendItems(state, [{ kind: "user", text: terminalSafe(action.display) }]);
       return { ...withUser, live: emptyLive() };
     }
-    case "agent":
-      return state.live ? onAgentEvent(state, state.live, action.event) : settleEvent(state, action.event);
+    case "agent": {
+      const event = safeEvent(action.event);
+      return state.live ? onAgentEvent(state, state.live, event) : settleEvent(state, event);
+    }
     case "approval_answered":
       return state.live ? answerApproval(state, state.live, action.callId, action.decision) : state;
     case "turn_closed":
@@ -122,8 +132,15 @@ function markdownItems(blocks: string[], live: LiveTurn): NewItem[] {
   }));
 }
 
-/** Settles finished blocks of the open text; with `all`, the whole open text is settled. */
-function settleText(state: ReplState, live: LiveTurn, all: boolean): ReplState {
+/**
+ * Settles finished blocks of the open text; with `all`, the whole open text is settled, and a tail
+ * held back for a delta that will not come now (an unfinished escape sequence) is shown safe as it is.
+ */
+function settleText(state: ReplState, current: LiveTurn, all: boolean): ReplState {
+  const live =
+    all && current.heldText !== ""
+      ? { ...current, openText: current.openText + terminalSafe(current.heldText), heldText: "" }
+      : current;
   if (live.openText === "") return commit(state, live);
   const split = splitSettled(live.openText);
   const blocks = all ? [...split.settled, ...(split.open.trim() === "" ? [] : [split.open])] : split.settled;
@@ -153,23 +170,26 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
     case "turn_start":
       return { ...state, live: { ...live, turn: event.turn } };
     case "text_delta": {
-      const delta = normaliseNewlines(event.delta);
+      // Made safe here (not in safeEvent): a sequence cut across deltas is held back and removed whole.
+      const safe = safeStreamChunk(live.heldText, event.delta);
       const next = {
         ...live,
-        openText: live.openText + delta,
-        streamedChars: live.streamedChars + delta.length,
+        openText: live.openText + safe.text,
+        heldText: safe.held,
+        streamedChars: live.streamedChars + event.delta.length,
         retry: undefined,
       };
       return settleText(state, next, false);
     }
     case "reasoning_delta": {
-      const reasoning = (live.reasoning + event.delta).slice(-REASONING_TAIL);
-      return { ...state, live: { ...live, reasoning } };
+      const safe = safeStreamChunk(live.heldReasoning, event.delta);
+      const reasoning = (live.reasoning + safe.text).slice(-REASONING_TAIL);
+      return { ...state, live: { ...live, reasoning, heldReasoning: safe.held } };
     }
     case "tool_call_start": {
       const ended = endTextRun(state, live);
       const base = ended.live ?? live;
-      return pushPending(ended, { ...base, reasoning: "" }, [
+      return pushPending(ended, { ...base, reasoning: "", heldReasoning: "" }, [
         { kind: "tool", tool: { callId: event.callId, name: event.name, target: event.target, status: "running" } },
       ]);
     }
@@ -275,9 +295,9 @@ function answerApproval(state: ReplState, live: LiveTurn, callId: string, decisi
 }
 
 function closeTurn(state: ReplState, live: LiveTurn, stopReason: TurnStopReason, finalText: string): ReplState {
-  // A core that answered without streaming deltas still has its final text shown.
+  // A core that answered without streaming deltas still has its final text shown (safe: see safeEvent).
   const withText =
-    live.streamedChars === 0 && finalText !== "" ? { ...live, openText: normaliseNewlines(finalText) } : live;
+    live.streamedChars === 0 && finalText !== "" ? { ...live, openText: finalText, heldText: "" } : live;
   const settled = settleText(state, withText, true);
   const rest = settled.live ?? withText;
   const stop: NewItem[] = stopReason === "completed" ? [] : [{ kind: "turn_stop", reason: stopReason }];

@@ -52,16 +52,20 @@ export interface LiveTurn {
   turn: number | undefined;
   /** Items not yet moved to <Static>, in order (a running tool row holds back what follows it). */
   pending: TranscriptItem[];
-  /** Markdown of the current answer not yet settled into blocks. */
+  /** Markdown of the current answer not yet settled into blocks (terminal-safe). */
   openText: string;
+  /** Raw end of the answer held back until the next delta: an escape sequence it may complete. */
+  heldText: string;
   /** Items this turn has produced so far (the first one sits right under the user's message). */
   itemsPushed: number;
   /** Characters of answer text streamed this turn. */
   streamedChars: number;
   approval: PendingApproval | undefined;
   retry: { attempt: number; delayMs: number; reason: string } | undefined;
-  /** The tail of the model's reasoning summary, shown dimmed while it thinks. */
+  /** The tail of the model's reasoning summary, shown dimmed while it thinks (terminal-safe). */
   reasoning: string;
+  /** Raw end of the reasoning held back until the next delta, as `heldText`. */
+  heldReasoning: string;
 }
 
 export function isSettledTool(tool: ToolRowData): boolean {

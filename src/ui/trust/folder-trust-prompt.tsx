@@ -6,6 +6,7 @@
 import { Box, Text, useInput } from "ink";
 import { useRef, useState } from "react";
 import { keyAction } from "../input/key-action.ts";
+import { terminalSafeLiteral as literal } from "../terminal-safe-text.ts";
 import { useTheme } from "../theme-context.tsx";
 
 export type FolderTrustAnswer = "trusted" | "untrusted" | "quit";
@@ -52,15 +53,16 @@ export function FolderTrustPrompt({ question, onAnswer }: { question: FolderTrus
   });
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
-      <Text>{theme.warning("Do you trust this folder?")} {theme.bold(question.root)}</Text>
+      {/* Paths and values come from the repository: every character shown, controls included. */}
+      <Text>{theme.warning("Do you trust this folder?")} {theme.bold(literal(question.root))}</Text>
       <Text>
-        It ships {theme.bold(question.file)}, which would change {question.changes.length === 1 ? "this setting" : "these settings"}:
+        It ships {theme.bold(literal(question.file))}, which would change {question.changes.length === 1 ? "this setting" : "these settings"}:
       </Text>
       {question.changes.map((change) => (
         <Text key={change.key}>
           {"  "}
-          {theme.bold(change.key)}: {change.from} → {theme.warning(change.to)}
-          {change.warning ? theme.error(`  (${change.warning})`) : ""}
+          {theme.bold(literal(change.key))}: {literal(change.from)} → {theme.warning(literal(change.to))}
+          {change.warning ? theme.error(`  (${literal(change.warning)})`) : ""}
         </Text>
       ))}
       <Text>{theme.dim("Settings from a repository you did not write can run commands unasked or send your API key elsewhere.")}</Text>
