@@ -1,4 +1,5 @@
 import { ValarmindError } from "../errors.ts";
+import { terminalSafe } from "../ui/terminal-safe-text.ts";
 import { fileSystemFailure } from "../state/fs-failure.ts";
 
 /** A file-system error that escaped without context: still name the file, without a stack trace. */
@@ -13,11 +14,12 @@ function asFileSystemFailure(error: unknown): ValarmindError | undefined {
 export function reportFailure(thrown: unknown): number {
   const error = asFileSystemFailure(thrown) ?? thrown;
   if (error instanceof ValarmindError) {
-    process.stderr.write(`valarmind: ${error.message}\n`);
-    if (error.hint) process.stderr.write(`  ${error.hint}\n`);
+    // Messages quote paths, settings and server answers: nothing in them may act on the terminal.
+    process.stderr.write(`valarmind: ${terminalSafe(error.message)}\n`);
+    if (error.hint) process.stderr.write(`  ${terminalSafe(error.hint)}\n`);
     return error.exitCode;
   }
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`valarmind: unexpected error: ${text}\n`);
+  process.stderr.write(`valarmind: unexpected error: ${terminalSafe(text)}\n`);
   return 1;
 }

@@ -8,7 +8,16 @@ import type { AgentEvent } from "../agent/events.ts";
 import { EVENT_STREAM_VERSION } from "../agent/event-schema.ts";
 
 export function eventToJsonLine(event: AgentEvent): string {
-  return JSON.stringify({ v: EVENT_STREAM_VERSION, ...event });
+  return jsonForTerminal({ v: EVENT_STREAM_VERSION, ...event });
+}
+
+/**
+ * JSON.stringify, with DEL, C1 controls (U+0080–U+009F, among them the one-byte CSI) and bidi
+ * controls written as \uXXXX escapes too: JSON.stringify escapes only C0, and a line of JSON is
+ * often read in a terminal. The value parses back identical.
+ */
+export function jsonForTerminal(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 export function createJsonPrinter(write: (line: string) => void): (event: AgentEvent) => void {

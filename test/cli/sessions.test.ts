@@ -28,6 +28,24 @@ async function newSession(message: string): Promise<{ id: string; file: string }
   return { id: String(start?.sessionId), file: String(start?.transcriptPath) };
 }
 
+describe("what sessions print cannot act on the terminal", () => {
+  test("show: an answer with control sequences and bidi controls is printed inert; --json escapes them and parses back exact", async () => {
+    const hostile = "fine\u001b]52;c;ZXZpbA==\u0007 then\u001b[2J\u009b31m and \u202Eevil";
+    server.setResponder(() => textStream(hostile));
+    const { id } = await newSession("show me");
+    const shown = await sessions(["show", id], root);
+    expect(shown.code).toBe(0);
+    // The OSC 52 clipboard write and the clear-screen are gone; the one-byte CSI and the bidi override are shown.
+    expect(shown.stdout).toContain("assistant: fine then<U+009B>31m and <U+202E>evil");
+    expect(shown.stdout).not.toMatch(/[\u0007\u001b\u009b\u202e]/);
+    const json = await sessions(["show", id, "--json"], root);
+    expect(json.stdout).not.toMatch(/[\u0007\u001b\u009b\u202e]/);
+    expect(json.stdout).toContain("\\u009b31m");
+    const answer = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { kind: string; text?: string }).find((r) => r.kind === "assistant");
+    expect(answer?.text).toBe(hostile);
+  });
+});
+
 describe("sessions list", () => {
   test("with none yet: says how to start one, exit 0", async () => {
     const r = await sessions(["list"], root);

@@ -206,3 +206,17 @@ describe("streams: a sequence cut across chunks is removed whole", () => {
     expect(stream.end()).toBe("");
   });
 });
+
+describe("jsonForTerminal (--json, --output-format json|stream-json, sessions show --json)", () => {
+  test("DEL, C1 and bidi controls are escaped like C0; the line parses back to the same value", async () => {
+    const { jsonForTerminal, eventToJsonLine } = await import("../../src/ui/print-json.ts");
+    const value = { text: "a\u001b[2J b\u009b31m c\u007f d\u202Ee \u2066f\u2069 日本 🙂" };
+    const line = jsonForTerminal(value);
+    expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(line).toContain("\\u009b31m");
+    expect(line).toContain("日本 🙂");
+    expect(JSON.parse(line)).toEqual(value);
+    expect(jsonForTerminal(value, 2)).toBe(JSON.stringify(value, null, 2).replace("\u009b", "\\u009b").replace("\u007f", "\\u007f").replace("\u202e", "\\u202e").replace("\u2066", "\\u2066").replace("\u2069", "\\u2069"));
+    expect(eventToJsonLine({ type: "notice", message: "x\u009by" })).toContain("x\\u009by");
+  });
+});

@@ -21,7 +21,7 @@ import { workspacePaths } from "../../config/paths.ts";
 import { createStateStore } from "../../store/create-state-store.ts";
 import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
-import { createJsonPrinter } from "../../ui/print-json.ts";
+import { createJsonPrinter, jsonForTerminal } from "../../ui/print-json.ts";
 import type { Prices } from "../../agent/session-cost.ts";
 import { createResultCollector, type ResultCollector } from "../../ui/print-result.ts";
 import type { ResultError } from "../../agent/headless-result.ts";
@@ -210,7 +210,7 @@ async function reportingResult(format: OutputFormat, body: (run: HeadlessRun) =>
   const printResult = (exitCode: number): void => {
     if (!run.results) return;
     const end = { exitCode, sessionId: run.sessionId, durationMs: performance.now() - started, ...(run.prices && { prices: run.prices }) };
-    process.stdout.write(`${JSON.stringify(run.results.finish(run.failure ? { ...end, failure: run.failure } : end))}\n`);
+    process.stdout.write(`${jsonForTerminal(run.results.finish(run.failure ? { ...end, failure: run.failure } : end))}\n`);
   };
   let code: number;
   try {

@@ -7,6 +7,13 @@ import type { TranscriptRecord } from "../../session/transcript-schema.ts";
 import { damagedSideFile } from "../../session/damaged-lines.ts";
 import { describeRenumbering } from "../../session/turn-order.ts";
 import { formatBytes, planPrune, prune, type PruneCandidate } from "../../session/session-prune.ts";
+import { terminalSafe } from "../../ui/terminal-safe-text.ts";
+import { jsonForTerminal } from "../../ui/print-json.ts";
+
+/** Transcripts hold model answers, tool outputs and file names: what is printed for people cannot act on the terminal (--json escapes). */
+function print(text: string): void {
+  process.stdout.write(terminalSafe(text));
+}
 
 /** `sessions list` mentions sessions unused for longer than this. */
 const PRUNE_HINT_DAYS = 30;
@@ -26,20 +33,20 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
     }
   });
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify(listings, null, 2)}\n`);
+    process.stdout.write(`${jsonForTerminal(listings, 2)}\n`);
     return 0;
   }
   if (listings.length === 0) {
-    process.stdout.write(`no sessions in ${relative(process.cwd(), paths.sessionsDir) || paths.sessionsDir} yet; start one with 'valarmind chat'\n`);
+    print(`no sessions in ${relative(process.cwd(), paths.sessionsDir) || paths.sessionsDir} yet; start one with 'valarmind chat'\n`);
     return 0;
   }
-  process.stdout.write(`${"id".padEnd(10)} ${"started".padEnd(20)} ${"turns".padStart(5)}  first message\n`);
+  print(`${"id".padEnd(10)} ${"started".padEnd(20)} ${"turns".padStart(5)}  first message\n`);
   for (const s of listings) {
-    process.stdout.write(`${s.id.padEnd(10)} ${s.startedAt.slice(0, 19).replace("T", " ").padEnd(20)} ${String(s.turns).padStart(5)}  ${oneLine(s.firstMessage)}\n`);
+    print(`${s.id.padEnd(10)} ${s.startedAt.slice(0, 19).replace("T", " ").padEnd(20)} ${String(s.turns).padStart(5)}  ${oneLine(s.firstMessage)}\n`);
   }
   const old = planPrune(paths, { olderThanDays: PRUNE_HINT_DAYS }).remove;
   if (old.length > 0) {
-    process.stdout.write(`\n${old.length} session(s) unused for over ${PRUNE_HINT_DAYS} days take ${formatBytes(old.reduce((n, c) => n + c.bytes, 0))}; 'valarmind sessions prune' lists them, '--yes' removes them\n`);
+    print(`\n${old.length} session(s) unused for over ${PRUNE_HINT_DAYS} days take ${formatBytes(old.reduce((n, c) => n + c.bytes, 0))}; 'valarmind sessions prune' lists them, '--yes' removes them\n`);
   }
   return 0;
 }
@@ -79,18 +86,18 @@ export async function showSessionCommand(id: string, opts: { json: boolean; raw:
   const ref = findSession(paths, id);
   const read = readSession(ref.file);
   if (opts.json) {
-    for (const record of [read.header, ...read.records]) process.stdout.write(`${JSON.stringify(record)}\n`);
+    for (const record of [read.header, ...read.records]) process.stdout.write(`${jsonForTerminal(record)}\n`);
     return 0;
   }
   const h = read.header;
-  process.stdout.write(`session ${h.id} · started ${h.started_at} · model ${h.model} · valarmind ${h.valarmind}\n${ref.file}\n`);
+  print(`session ${h.id} · started ${h.started_at} · model ${h.model} · valarmind ${h.valarmind}\n${ref.file}\n`);
   for (const record of read.records) {
     const text = renderRecord(record, opts.raw);
-    if (text !== undefined) process.stdout.write(`${text}\n`);
+    if (text !== undefined) print(`${text}\n`);
   }
-  if (read.tornTail !== undefined) process.stdout.write(`— the last line is incomplete (a crash mid-write); it is kept on the next --resume\n`);
-  for (const d of read.damaged) process.stdout.write(`— line ${d.line} is damaged and skipped (${d.reason}); kept verbatim in ${damagedSideFile(ref.file)} on the next --resume\n`);
-  if (read.renumbered.length > 0) process.stdout.write(`— turns written by two processes at once, renumbered: ${describeRenumbering(read.renumbered)}\n`);
+  if (read.tornTail !== undefined) print(`— the last line is incomplete (a crash mid-write); it is kept on the next --resume\n`);
+  for (const d of read.damaged) print(`— line ${d.line} is damaged and skipped (${d.reason}); kept verbatim in ${damagedSideFile(ref.file)} on the next --resume\n`);
+  if (read.renumbered.length > 0) print(`— turns written by two processes at once, renumbered: ${describeRenumbering(read.renumbered)}\n`);
   return 0;
 }
 
@@ -104,18 +111,18 @@ export async function pruneSessionsCommand(opts: { olderThanDays: number; yes: b
   const total = (list: PruneCandidate[]) => formatBytes(list.reduce((n, c) => n + c.bytes, 0));
   const kept = [`${plan.recent} used within ${days}`, ...(plan.forkParents.length > 0 ? [`${plan.forkParents.length} that newer sessions were forked from (${plan.forkParents.join(", ")})`] : [])];
   if (plan.remove.length === 0) {
-    process.stdout.write(`no session of this workspace is unused for over ${days}; kept ${kept.join(", ")}\n`);
+    print(`no session of this workspace is unused for over ${days}; kept ${kept.join(", ")}\n`);
     return 0;
   }
   if (!opts.yes) {
-    process.stdout.write(`${plan.remove.length} session(s) unused for over ${days}, ${total(plan.remove)} (transcripts, manifests, shell outputs, undo checkpoints):\n`);
-    for (const c of plan.remove) process.stdout.write(`${line(c)}\n`);
-    process.stdout.write(`kept ${kept.join(", ")}. Nothing was removed: run 'valarmind sessions prune --older-than ${opts.olderThanDays} --yes' to remove them.\n`);
+    print(`${plan.remove.length} session(s) unused for over ${days}, ${total(plan.remove)} (transcripts, manifests, shell outputs, undo checkpoints):\n`);
+    for (const c of plan.remove) print(`${line(c)}\n`);
+    print(`kept ${kept.join(", ")}. Nothing was removed: run 'valarmind sessions prune --older-than ${opts.olderThanDays} --yes' to remove them.\n`);
     return 0;
   }
   const result = await prune(paths, plan);
-  for (const c of result.removed) process.stdout.write(`removed${line(c).slice(1)}\n`);
-  for (const s of result.skipped) process.stderr.write(`valarmind: kept session ${s.id}: ${s.why}\n`);
-  process.stdout.write(`removed ${result.removed.length} session(s), ${total(result.removed)}; kept ${kept.join(", ")}\n`);
+  for (const c of result.removed) print(`removed${line(c).slice(1)}\n`);
+  for (const s of result.skipped) process.stderr.write(terminalSafe(`valarmind: kept session ${s.id}: ${s.why}\n`));
+  print(`removed ${result.removed.length} session(s), ${total(result.removed)}; kept ${kept.join(", ")}\n`);
   return result.skipped.length > 0 ? 1 : 0;
 }
