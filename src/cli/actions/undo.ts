@@ -4,6 +4,7 @@
  * again what the last undo gave back. The session is locked like any writer (ADR 0072): one a REPL
  * or a headless turn holds is refused, pointing to /undo there. The result goes to the transcript.
  */
+import { terminalSafeLiteral } from "../../ui/terminal-safe-text.ts";
 import { realpathSync } from "node:fs";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { ValarmindError } from "../../errors.ts";
@@ -47,8 +48,9 @@ export async function runUndo(action: UndoAction, options: UndoCommandOptions): 
       session.append(outcome.record);
       session.sync();
       const report = undoReport(outcome, ref.id);
-      process.stdout.write(`${report.title}:\n${report.lines.map((line) => `  ${line}\n`).join("")}`);
-      for (const note of outcome.notes) process.stderr.write(`valarmind: ${note}\n`);
+      // The paths and commands are the model's: shown literally, every control visible.
+      process.stdout.write(terminalSafeLiteral(`${report.title}:\n${report.lines.map((line) => `  ${line}\n`).join("")}`));
+      for (const note of outcome.notes) process.stderr.write(`valarmind: ${terminalSafeLiteral(note)}\n`);
       return 0;
     } finally {
       session.close();
