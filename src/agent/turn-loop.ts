@@ -78,7 +78,7 @@ function addUsage(a: Usage, b: Usage): Usage {
 }
 
 type StepResult =
-  | { kind: "answer"; text: string; calls: ToolCallRequest[]; status: "completed" | "incomplete"; usage: Usage | undefined }
+  | { kind: "answer"; text: string; calls: ToolCallRequest[]; status: "completed" | "incomplete"; incompleteReason?: string; dropped?: string[]; usage: Usage | undefined }
   | { kind: "error"; errorKind: ModelErrorKind; message: string; text: string };
 
 async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: TurnLoopEvent) => void, signal: AbortSignal): Promise<StepResult> {
@@ -97,7 +97,15 @@ async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: T
         emit({ type: "retry", attempt: event.attempt, delayMs: event.delayMs, reason: event.reason });
         break;
       case "completed":
-        return { kind: "answer", text: event.text || text, calls: event.toolCalls, status: event.status, usage: event.usage };
+        return {
+          kind: "answer",
+          text: event.text || text,
+          calls: event.toolCalls,
+          status: event.status,
+          ...(event.incompleteReason !== undefined && { incompleteReason: event.incompleteReason }),
+          ...(event.droppedToolCalls !== undefined && { dropped: event.droppedToolCalls }),
+          usage: event.usage,
+        };
       case "error":
         return { kind: "error", errorKind: event.kind, message: event.message, text };
       default:
@@ -227,6 +235,11 @@ async function loop(
     if (result.text !== "") {
       items.push({ kind: "assistant", text: result.text });
       emit({ type: "assistant_message", step, text: result.text });
+    }
+    if (result.status === "incomplete" && result.dropped && result.dropped.length > 0) {
+      // A script reading chat -p's output must be able to tell that what it asked for did not happen.
+      const limit = result.incompleteReason === "max_output_tokens" ? "its output limit (max_output_tokens)" : `"${result.incompleteReason ?? "an early stop"}"`;
+      emit({ type: "notice", message: `the model stopped at ${limit} while writing ${result.dropped.map((name) => `a ${name} call`).join(", ")}; the call was not run. Ask it to continue in smaller steps.` });
     }
     if (result.calls.length === 0) return finish(result.status === "incomplete" ? "incomplete" : "completed");
 

@@ -43,9 +43,11 @@ export function mapChatUsage(usage: unknown, timings?: unknown): Usage | undefin
   const completion = isObject(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
   const cached =
     count(prompt.cached_tokens) ?? count(usage.prompt_cache_hit_tokens) ?? (isObject(timings) ? count(timings.cache_n) : undefined) ?? 0;
+  const input = count(usage.prompt_tokens) ?? 0;
   return {
-    input: count(usage.prompt_tokens) ?? 0,
-    cached,
+    input,
+    // A server that reports more cached than prompt tokens: at most all of them were cached.
+    cached: Math.min(cached, input),
     output: count(usage.completion_tokens) ?? 0,
     reasoning: count(completion.reasoning_tokens) ?? 0,
   };
@@ -58,6 +60,8 @@ interface PendingCall {
   name: string;
   arguments: string;
   started: boolean;
+  /** The server id this call repeated at another index (a server or proxy bug): it got an id of its own. */
+  duplicateOf?: string;
 }
 
 /** finish_reason → the `completed` event's status. */
@@ -89,8 +93,23 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
   /** Which call a `tool_calls[]` delta continues, or a new one. */
   function slotFor(delta: Json): number {
     const id = str(delta.id) || undefined;
+    const index = typeof delta.index === "number" ? delta.index : undefined;
+    if (index !== undefined && id !== undefined) {
+      const atIndex = slotOfIndex.get(index);
+      const there = atIndex === undefined ? undefined : calls[atIndex];
+      if (atIndex !== undefined && there && (there.serverId === id || there.duplicateOf === id)) return atIndex;
+    }
     const known = id === undefined ? -1 : calls.findIndex((c) => c.serverId === id);
-    if (known >= 0) return known;
+    if (known >= 0) {
+      const knownIndex = [...slotOfIndex].find(([, slot]) => slot === known)?.[0];
+      if (index === undefined || knownIndex === undefined || knownIndex === index) return known;
+      // The same id at another index is another call: both must run, each paired with its result.
+      const slot = newCall(undefined);
+      const call = calls[slot];
+      if (call) Object.assign(call, { callId: `${id}_${slot}`, duplicateOf: id });
+      slotOfIndex.set(index, slot);
+      return slot;
+    }
     if (typeof delta.index !== "number") return id === undefined && calls.length > 0 ? calls.length - 1 : newCall(id);
     const current = slotOfIndex.get(delta.index);
     const call = current === undefined ? undefined : calls[current];
@@ -132,6 +151,19 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
     if (reasoning !== "") {
       out.push({ type: "reasoning_delta", delta: reasoning });
     }
+    // Mistral streams content as parts: text parts are the answer, thinking parts reasoning.
+    if (Array.isArray(delta.content)) {
+      for (const part of delta.content.filter(isObject)) {
+        const partText = part.type === "text" ? str(part.text) : undefined;
+        if (partText) {
+          text += partText;
+          out.push({ type: "text_delta", delta: partText });
+        } else if (part.type === "thinking") {
+          const thought = Array.isArray(part.thinking) ? part.thinking.filter(isObject).map((t) => str(t.text)).join("") : str(part.thinking);
+          if (thought) out.push({ type: "reasoning_delta", delta: thought });
+        }
+      }
+    }
     for (const part of [str(delta.content), str(delta.refusal)]) {
       if (part) {
         text += part;
@@ -146,7 +178,8 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
   }
 
   function map(raw: Json): ModelStreamEvent[] {
-    if (isObject(raw.error)) {
+    // `{"error": {...}}` (vLLM, OpenAI) or `{"error": "text"}` (Ollama, some LM Studio versions).
+    if (isObject(raw.error) || typeof raw.error === "string") {
       finished = true;
       return [streamFailure(toApiErrorPayload(raw.error))];
     }
@@ -162,6 +195,11 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
     const { status, incompleteReason } = statusFor(reason);
     const out: ModelStreamEvent[] = [];
     const toolCalls: ToolCallRequest[] = [];
+    const unnamed = calls.findIndex((c) => c.name === "");
+    if (status === "completed" && unnamed >= 0) {
+      // Nothing can run a call without a name, and the model could not be told which call failed.
+      return [streamFailure({ message: `the server sent tool call #${unnamed + 1} (${calls[unnamed]?.callId}) without a function name; its tool-call parser may be broken` })];
+    }
     if (status === "completed") {
       for (const pending of calls) {
         if (!pending.started) out.push({ type: "tool_call_start", callId: pending.callId, name: pending.name });
@@ -177,6 +215,7 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
       ...(incompleteReason ? { incompleteReason } : {}),
       text,
       toolCalls,
+      ...(status === "incomplete" && calls.length > 0 ? { droppedToolCalls: calls.map((c) => c.name || "(unnamed)") } : {}),
       usage,
       responseId,
     });

@@ -49,6 +49,7 @@ function error(kind: ModelErrorKind, message: string, retryable: boolean, status
 
 /** Reads an unknown `error` object (from JSON) into the payload shape; anything else gives {}. */
 export function toApiErrorPayload(value: unknown): ApiErrorPayload {
+  if (typeof value === "string") return { message: value };
   if (typeof value !== "object" || value === null) return {};
   const record = value as Record<string, unknown>;
   const text = (key: string): string | undefined =>
@@ -84,6 +85,16 @@ export function contextLengthError(payload: ApiErrorPayload, status?: number): M
   );
 }
 
+/**
+ * A request over the model's context window, as OpenAI and the local servers say it: OpenAI's
+ * code, llama.cpp's `exceed_context_size_error`, and the words vLLM, DeepSeek, LM Studio and
+ * Ollama use ("maximum context length", "context length/size/window", "too many tokens").
+ */
+function isContextOverflow(payload: ApiErrorPayload): boolean {
+  if (payload.code === "context_length_exceeded" || payload.code === "exceed_context_size_error" || payload.type === "exceed_context_size_error") return true;
+  return /maximum context length|context (length|size|window)|too many tokens|exceeds? the (model'?s? )?(context|max(imum)? (input|prompt))/i.test(payload.message ?? "");
+}
+
 function isQuota(payload: ApiErrorPayload): boolean {
   return payload.code === "insufficient_quota" || payload.type === "insufficient_quota";
 }
@@ -92,7 +103,7 @@ function isQuota(payload: ApiErrorPayload): boolean {
 export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorContext): ModelErrorEvent {
   const where = `${ctx.baseURL}${endpointOf(ctx)}`;
   const said = detail(payload);
-  if (payload.code === "context_length_exceeded") return contextLengthError(payload, status);
+  if (((status === 400 || status === 413) && isContextOverflow(payload)) || payload.code === "context_length_exceeded") return contextLengthError(payload, status);
   if (status === 401) {
     const why = ctx.keyIsPlaceholder
       ? "OPENAI_API_KEY is not set, so valarmind sent a placeholder key, and this server wants a real one"
@@ -166,6 +177,7 @@ export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorCo
 /** An `error` event or a `response.failed` inside a 200 stream. */
 export function streamFailure(payload: ApiErrorPayload): ModelErrorEvent {
   const said = detail(payload);
+  if (isContextOverflow(payload)) return contextLengthError(payload);
   switch (payload.code) {
     case "context_length_exceeded":
       return contextLengthError(payload);

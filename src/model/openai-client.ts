@@ -122,7 +122,8 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
   const load = (key: string): Promise<Loaded> =>
     (loading ??= import("openai").then((sdk) => ({
       sdk,
-      client: new sdk.default({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 600_000 }),
+      // logLevel off: the SDK would print unparsable stream lines to the console (above the REPL, into chat -p's stderr).
+      client: new sdk.default({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logLevel: "off" }),
     })));
 
   function classify(error: unknown, sdk: Sdk, model: string, endpoint?: string): Failure {
@@ -179,11 +180,21 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
       for (let retries = 0; ; retries++) {
         if (combined.aborted) return yield abortedError();
         let events: AsyncIterable<unknown>;
+        // The idle timeout covers the wait for the response headers too: a server that accepts the
+        // connection and never answers is given up like one that stops mid-stream.
+        const attempt = new AbortController();
+        let noHeaders = false;
+        const headerTimer = setTimeout(() => {
+          noHeaders = true;
+          attempt.abort();
+        }, idleTimeoutMs);
         try {
-          events = await openStream(client, request, combined);
+          events = await openStream(client, request, AbortSignal.any([combined, attempt.signal]));
         } catch (error) {
           if (combined.aborted) return yield abortedError();
-          const failure = classify(error, sdk, request.model);
+          const failure: Failure = noHeaders
+            ? { retry: { transient: true }, report: (retries) => connectionError(`no response for ${describeDelay(idleTimeoutMs)}`, false, ctxFor(request.model, retries)), label: "no response" }
+            : classify(error, sdk, request.model);
           const decision = decideRetry(failure.retry, retries + 1, tuning);
           if (!decision.retry) {
             const final = failure.report(retries);
@@ -196,6 +207,8 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
           yield { type: "retry", attempt: retries + 1, delayMs: decision.delayMs, reason: `${failure.label} (${why})` };
           await sleep(decision.delayMs, combined);
           continue;
+        } finally {
+          clearTimeout(headerTimer);
         }
         yield* consume(events, sdk, request.model, combined, () => local.abort());
         return;
@@ -236,6 +249,8 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
       // The SDK throws on an SSE `error` event; hand its payload back to the mapper as that event.
       if (inStreamError && !signal.aborted) {
         yield* mapper.push({ type: "error", error: error.error ?? { message: error.message } });
+        // A payload the mapper could not read still ends the stream with an error event.
+        if (!mapper.finished) yield* mapper.end(truncate(error.message));
         return;
       }
       cause = truncate(innermostMessage(error));

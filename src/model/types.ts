@@ -90,6 +90,8 @@ export type ModelStreamEvent =
       incompleteReason?: string;
       text: string;
       toolCalls: ToolCallRequest[];
+      /** Names of tool calls the model had begun when the response stopped early (incomplete): not run. */
+      droppedToolCalls?: string[];
       usage: Usage | undefined;
       responseId: string | undefined;
     }
