@@ -236,10 +236,17 @@ async function loop(
       items.push({ kind: "assistant", text: result.text });
       emit({ type: "assistant_message", step, text: result.text });
     }
-    if (result.status === "incomplete" && result.dropped && result.dropped.length > 0) {
+    if (result.dropped && result.dropped.length > 0) {
       // A script reading chat -p's output must be able to tell that what it asked for did not happen.
+      const what = result.dropped.map((name) => `a ${name} call`).join(", ");
       const limit = result.incompleteReason === "max_output_tokens" ? "its output limit (max_output_tokens)" : `"${result.incompleteReason ?? "an early stop"}"`;
-      emit({ type: "notice", message: `the model stopped at ${limit} while writing ${result.dropped.map((name) => `a ${name} call`).join(", ")}; the call was not run. Ask it to continue in smaller steps.` });
+      emit({
+        type: "notice",
+        message:
+          result.status === "incomplete"
+            ? `the model stopped at ${limit} while writing ${what}; the call was not run. Ask it to continue in smaller steps.`
+            : `the response ended without finishing ${what}; the call was not run.`,
+      });
     }
     if (result.calls.length === 0) return finish(result.status === "incomplete" ? "incomplete" : "completed");
 

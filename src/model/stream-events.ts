@@ -19,8 +19,9 @@ function isObject(value: unknown): value is Json {
 function str(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
+/** A count: a finite number of at least 0, else 0 (a server's junk never becomes NaN or a negative cost). */
 function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 /** `usage` of a response object → valarmind's Usage (missing details count as 0). */
@@ -28,9 +29,11 @@ export function mapUsage(value: unknown): Usage | undefined {
   if (!isObject(value)) return undefined;
   const inputDetails = isObject(value.input_tokens_details) ? value.input_tokens_details : {};
   const outputDetails = isObject(value.output_tokens_details) ? value.output_tokens_details : {};
+  const input = num(value.input_tokens);
   return {
-    input: num(value.input_tokens),
-    cached: num(inputDetails.cached_tokens),
+    input,
+    // A server that reports more cached than input tokens: at most all of them were cached.
+    cached: Math.min(num(inputDetails.cached_tokens), input),
     output: num(value.output_tokens),
     reasoning: num(outputDetails.reasoning_tokens),
   };
@@ -40,6 +43,7 @@ interface PendingCall {
   callId: string;
   name: string;
   arguments: string;
+  done: boolean;
 }
 
 export interface StreamMapper {
@@ -59,9 +63,38 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
   let responseId: string | undefined;
   // Message text per output item, in order of first appearance.
   const messages = new Map<string, string>();
-  const calls = new Map<string, PendingCall>(); // by output item id
+  const calls = new Map<string, PendingCall>(); // by output item key (keyOf)
   const doneCalls: ToolCallRequest[] = [];
   const doneCallIds = new Set<string>();
+  // Items are keyed by output_index where the event has one (the final response's output has the
+  // same order), else by id; an item with neither gets a key of its own. So an item without an id
+  // is one item from output_item.added to the final output, never three.
+  const keyById = new Map<string, string>();
+  let anonymous = 0;
+  const keyOf = (id: string | undefined, outputIndex: unknown): string => {
+    if (typeof outputIndex === "number") {
+      const key = `#${outputIndex}`;
+      if (id) keyById.set(id, key);
+      return key;
+    }
+    if (id) return keyById.get(id) ?? id;
+    return `anonymous-${anonymous++}`;
+  };
+  /**
+   * An item of the final response's output: the streamed item it repeats (by id, then by call_id),
+   * else its position (output_index is its position there), else its id.
+   */
+  const finalKeyOf = (item: Json, position: number): string => {
+    const id = str(item.id);
+    const known = id === undefined ? undefined : (keyById.get(id) ?? (calls.has(id) || messages.has(id) ? id : undefined));
+    if (known !== undefined) return known;
+    const callId = str(item.call_id);
+    if (item.type === "function_call" && callId) {
+      const streamed = [...calls].find(([, c]) => c.callId === callId)?.[0];
+      if (streamed !== undefined) return streamed;
+    }
+    return id ?? `#${position}`;
+  };
   let reasoningKey: string | undefined;
   let reasoningSeen = false;
 
@@ -86,22 +119,25 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
   }
 
   function startCall(itemId: string, item: Json): ModelStreamEvent[] {
-    const callId = str(item.call_id) ?? itemId;
+    if (calls.has(itemId)) return [];
+    let callId = str(item.call_id) || str(item.id) || `call_${itemId}`;
+    // Another item reusing a call_id (a server or proxy bug) is another call: both run, each paired with its result.
+    if ([...calls.values()].some((c) => c.callId === callId)) callId = `${callId}_${calls.size}`;
     const name = str(item.name) ?? "";
-    if (calls.has(itemId) || doneCallIds.has(callId)) return [];
-    calls.set(itemId, { callId, name, arguments: str(item.arguments) ?? "" });
+    calls.set(itemId, { callId, name, arguments: str(item.arguments) ?? "", done: false });
     return [{ type: "tool_call_start", callId, name }];
   }
 
   function finishCall(itemId: string, item: Json): ModelStreamEvent[] {
     const out = startCall(itemId, item);
     const pending = calls.get(itemId);
-    if (!pending || doneCallIds.has(pending.callId)) return out;
-    const call: ToolCallRequest = {
-      callId: str(item.call_id) ?? pending.callId,
-      name: str(item.name) ?? pending.name,
-      arguments: str(item.arguments) ?? pending.arguments,
-    };
+    if (!pending || pending.done) return out;
+    // A call the output limit cut (status incomplete or still in progress) is never run.
+    if (item.status === "incomplete" || item.status === "in_progress") return out;
+    pending.name = str(item.name) || pending.name;
+    pending.arguments = str(item.arguments) ?? pending.arguments;
+    pending.done = true;
+    const call: ToolCallRequest = { callId: pending.callId, name: pending.name, arguments: pending.arguments };
     doneCallIds.add(call.callId);
     doneCalls.push(call);
     out.push({ type: "tool_call", call });
@@ -117,8 +153,8 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
       .join("");
   }
 
-  function outputItemDone(item: Json): ModelStreamEvent[] {
-    const itemId = str(item.id) ?? `item_${calls.size + messages.size}`;
+  function outputItemDone(item: Json, outputIndex: unknown, key?: string): ModelStreamEvent[] {
+    const itemId = key ?? keyOf(str(item.id), outputIndex);
     if (item.type === "function_call") return finishCall(itemId, item);
     if (item.type === "message") return settleText(itemId, messageText(item));
     return [];
@@ -128,20 +164,26 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
     const response = isObject(raw.response) ? raw.response : {};
     const out: ModelStreamEvent[] = [];
     // Catch up on output a server put only in the final response (no per-item events).
-    const output = Array.isArray(response.output) ? response.output.filter(isObject) : [];
-    for (const item of output) {
-      const unfinishedCall = item.type === "function_call" && (item.status === "incomplete" || item.status === "in_progress");
-      if (!unfinishedCall) out.push(...outputItemDone(item));
-    }
+    const output = Array.isArray(response.output) ? response.output : [];
+    output.forEach((item, position) => {
+      if (isObject(item)) out.push(...outputItemDone(item, position, finalKeyOf(item, position)));
+    });
     const details = isObject(response.incomplete_details) ? response.incomplete_details : {};
     const reason = str(details.reason);
     finished = true;
+    const nameless = doneCalls.find((c) => c.name === "");
+    if (nameless) {
+      // Nothing can run a call without a name, and the model could not be told which call failed.
+      return [...out.filter((e) => e.type !== "tool_call"), streamFailure({ message: `the server sent tool call ${nameless.callId} without a function name` })];
+    }
+    const dropped = [...calls.values()].filter((c) => !c.done).map((c) => c.name || "(unnamed)");
     out.push({
       type: "completed",
       status,
       ...(status === "incomplete" ? { incompleteReason: reason ?? "unknown" } : {}),
       text: fullText(),
       toolCalls: [...doneCalls],
+      ...(dropped.length > 0 ? { droppedToolCalls: dropped } : {}),
       usage: mapUsage(response.usage),
       responseId: str(response.id) ?? responseId,
     });
@@ -161,7 +203,7 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
   }
 
   function map(raw: Json): ModelStreamEvent[] {
-    const itemId = str(raw.item_id) ?? "";
+    const itemId = keyOf(str(raw.item_id), raw.output_index);
     switch (raw.type) {
       case "response.created":
       case "response.in_progress":
@@ -177,7 +219,10 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
       case "response.reasoning_text.delta":
         return reasoningDelta(raw);
       case "response.output_item.added":
-        if (isObject(raw.item) && raw.item.type === "function_call") return startCall(str(raw.item.id) ?? "", raw.item);
+        if (isObject(raw.item)) {
+          const key = keyOf(str(raw.item.id), raw.output_index);
+          if (raw.item.type === "function_call") return startCall(key, raw.item);
+        }
         return [];
       case "response.function_call_arguments.delta": {
         const pending = calls.get(itemId);
@@ -193,7 +238,7 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
         return [];
       }
       case "response.output_item.done":
-        return isObject(raw.item) ? outputItemDone(raw.item) : [];
+        return isObject(raw.item) ? outputItemDone(raw.item, raw.output_index) : [];
       case "response.completed":
         return terminal(raw, "completed");
       case "response.incomplete":
@@ -206,7 +251,7 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
       case "error":
         // Recorded streams nest the payload (`error: {code, message}`); the API reference puts it flat.
         finished = true;
-        return [streamFailure(toApiErrorPayload(isObject(raw.error) ? raw.error : raw))];
+        return [streamFailure(toApiErrorPayload(isObject(raw.error) || typeof raw.error === "string" ? raw.error : raw))];
       default:
         return [];
     }
