@@ -39,7 +39,7 @@ export type NoticeCode =
   | "transcript_damaged"
   /** An MCP server did not start, or stopped; its tools are missing or answer with an error (docs/mcp.md). */
   | "mcp_server_failed"
-  /** Some MCP tools were not offered: their definitions would take too much of the request budget. */
+  /** Some MCP tools were not offered: over their token share, over 200 per server, or invalid definitions (docs/mcp.md). */
   | "mcp_tools_left_out"
   /** An `@path` in the message named nothing, or a file that cannot be attached: it stays as typed (ADR 0079). */
   | "attachment_not_attached"

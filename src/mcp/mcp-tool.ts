@@ -89,7 +89,7 @@ function contentText(block: unknown): string {
  * A result over `MAX_RESULT_BYTES` keeps its first and last halves of that around a marker (as a
  * shell command's output does), so one huge answer cannot fill memory or the transcript.
  */
-function bounded(text: string): string {
+export function bounded(text: string): string {
   const bytes = Buffer.from(text, "utf8");
   if (bytes.length <= MAX_RESULT_BYTES) return text;
   const half = MAX_RESULT_BYTES / 2;
@@ -97,6 +97,12 @@ function bounded(text: string): string {
   const tail = bytes.subarray(bytes.length - half).toString("utf8").replace(/^\uFFFD/, "");
   const cut = bytes.length - Buffer.byteLength(head, "utf8") - Buffer.byteLength(tail, "utf8");
   return `${head}\n[… ${cut} bytes of this result in the middle were not kept …]\n${tail}`;
+}
+
+/** The first line of `text`, cut to `max` characters: for a one-line summary. */
+export function firstLine(text: string, max = 80): string {
+  const first = (text.split("\n", 1)[0] ?? "").slice(0, max + 1);
+  return first.length > max ? `${first.slice(0, max - 1)}…` : first;
 }
 
 /** A `tools/call` result as the model and the user see it. */
@@ -109,10 +115,9 @@ export function toolResultOf(server: string, tool: string, result: unknown): Too
   const body = bounded(text === "" ? "(the tool returned no content)" : text);
   const bytes = Buffer.byteLength(body, "utf8");
   if (record.isError === true) {
-    const first = body.split("\n", 1)[0] ?? "";
     return {
       forModel: `Error from the MCP server "${server}" (tool ${tool}): ${body}`,
-      summary: `${server}/${tool} failed: ${first.length > 80 ? `${first.slice(0, 79)}…` : first}`,
+      summary: `${server}/${tool} failed: ${firstLine(body)}`,
       isError: true,
     };
   }

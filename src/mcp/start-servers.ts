@@ -26,7 +26,7 @@ export interface McpToolSet {
 
 export const NO_MCP_SERVERS: McpToolSet = { tools: [], takeNotices: () => [], close: async () => {} };
 
-export type McpSettings = Pick<Settings, "mcpServers" | "mcp" | "maxContextTokens">;
+export type McpSettings = Pick<Settings, "mcpServers" | "mcp" | "maxContextTokens"> & Partial<Pick<Settings, "shellTimeoutMs">>;
 
 /**
  * Starts the configured servers concurrently, each within `mcp.startupTimeoutMs`; one that fails
@@ -36,14 +36,20 @@ export type McpSettings = Pick<Settings, "mcpServers" | "mcp" | "maxContextToken
 export async function startMcpServers(settings: McpSettings, root: string, signal?: AbortSignal): Promise<McpToolSet> {
   const servers = settings.mcpServers ?? {};
   if (Object.keys(servers).length === 0) return NO_MCP_SERVERS;
-  const [{ connectMcpServers }, { loadTokenizer }] = await Promise.all([import("./mcp-servers.ts"), import("../tokens/tokenizer.ts")]);
+  const [{ connectMcpServers }, { loadTokenizer }, { fixedRequestTokens, mcpToolTokenCap }] = await Promise.all([
+    import("./mcp-servers.ts"),
+    import("../tokens/tokenizer.ts"),
+    import("./tool-budget.ts"),
+  ]);
+  const count = await loadTokenizer();
   const started = await connectMcpServers({
     servers,
     options: settings.mcp ?? {},
     root,
-    count: await loadTokenizer(),
-    // Tool definitions ride on every request: MCP tools may take at most a quarter of its budget.
-    toolTokenCap: Math.floor(settings.maxContextTokens / 4),
+    count,
+    // Tool definitions ride on every request: MCP tools may take at most a quarter of its budget,
+    // and less when the core rules and built-in tools leave less room (tool-budget.ts).
+    toolTokenCap: mcpToolTokenCap(settings.maxContextTokens, fixedRequestTokens(count, settings)),
     ...(signal !== undefined ? { signal } : {}),
   });
   trace(`mcp: ${Object.keys(servers).length} server(s) configured, ${started.tools.length} tool(s) offered`);

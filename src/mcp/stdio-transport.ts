@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { ReadBuffer, serializeMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
@@ -21,6 +21,8 @@ export interface StdioServerParams {
 }
 
 const STDERR_TAIL_CHARS = 2048;
+/** The SDK's ReadBuffer holds at most this much of one message (STDIO_DEFAULT_MAX_BUFFER_SIZE). */
+const MAX_MESSAGE_MB = STDIO_DEFAULT_MAX_BUFFER_SIZE / (1024 * 1024);
 const EXIT_AFTER_STDIN_MS = 500;
 const EXIT_AFTER_TERM_MS = 1000;
 
@@ -66,6 +68,11 @@ export class ProcessGroupStdioTransport implements Transport {
   private closing: Promise<void> | undefined;
   /** How the process ended, once it has. */
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /**
+   * Why the transport ended the server itself (it broke the protocol), for a notice: its exit
+   * status then only says how it took being stopped. Undefined when valarmind closed it or it left.
+   */
+  closedBecause: string | undefined;
 
   constructor(private readonly params: StdioServerParams) {}
 
@@ -100,6 +107,7 @@ export class ProcessGroupStdioTransport implements Transport {
           this.buffer.append(chunk);
         } catch (error) {
           // One message over the buffer's 10 MB: the stream cannot be resynchronised, so the server ends.
+          this.closedBecause ??= `it sent a message over valarmind's limit of ${MAX_MESSAGE_MB} MB for one message, so valarmind stopped it`;
           this.onerror?.(error instanceof Error ? error : new Error(String(error)));
           void this.close();
           return;
@@ -124,6 +132,11 @@ export class ProcessGroupStdioTransport implements Transport {
         this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       }
     }
+  }
+
+  /** Waits up to `ms` for the process to end on its own; true once it has. */
+  async exitedWithin(ms: number): Promise<boolean> {
+    return this.child !== undefined && (await exited(this.child, ms));
   }
 
   /** Why the process is gone, for a notice: its exit status and the end of its stderr. */
