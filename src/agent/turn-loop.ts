@@ -40,6 +40,9 @@ export type TurnRecordEvent =
 
 export type TurnLoopEvent = AgentEvent | TurnRecordEvent;
 
+/** Tool calls run from one model response; the rest are dropped unrun (a model that sends 800 would exhaust the budget). */
+export const MAX_CALLS_PER_STEP = 64;
+
 /** Preparing a step's request: its own events (a budget fold's notices, memory changes), then the request. */
 export type StepBuild = AsyncIterable<TurnLoopEvent> & { result(): Promise<BuiltStep> };
 
@@ -250,19 +253,29 @@ async function loop(
     }
     if (result.calls.length === 0) return finish(result.status === "incomplete" ? "incomplete" : "completed");
 
-    for (const call of result.calls) {
+    // Past the bound, calls are dropped unrun (not even answered: 800 answers alone would overflow
+    // the next request); the model is told with the last answer, the user with a notice.
+    const calls = result.calls.slice(0, MAX_CALLS_PER_STEP);
+    const dropped = result.calls.length - calls.length;
+    if (dropped > 0) emit({ type: "notice", message: `the model sent ${result.calls.length} tool calls in one response; the first ${calls.length} ran, the other ${dropped} were dropped without running` });
+    for (const [index, call] of calls.entries()) {
       emit({ type: "tool_call_start", callId: call.callId, name: call.name, target: deps.tools.target(call) });
       const outcome = await deps.tools.run(call, { signal, ask });
+      const droppedNote =
+        dropped > 0 && index === calls.length - 1
+          ? `\n\n[valarmind: this response had ${result.calls.length} tool calls; only the first ${calls.length} ran, and the other ${dropped} were dropped without running. Call again for what is left, at most ${MAX_CALLS_PER_STEP} at a time.]`
+          : "";
       const exchange: ToolExchange = {
         kind: "tool",
         callId: call.callId,
         name: call.name,
         arguments: call.arguments,
-        output: outcome.forModel,
+        output: outcome.forModel + droppedNote,
         isError: outcome.isError,
       };
       items.push(exchange);
-      emit({ type: "tool_result", step, call, outcome });
+      // The transcript keeps the answer as the model got it, note included.
+      emit({ type: "tool_result", step, call, outcome: droppedNote ? { ...outcome, forModel: exchange.output } : outcome });
       emit({
         type: "tool_call_end",
         callId: call.callId,

@@ -9,25 +9,31 @@
 /** Strings of tool arguments longer than this are cut in window turns. */
 export const ARGUMENT_KEEP_CHARS = 240;
 
-function condenseValue(value: unknown): unknown {
+/**
+ * In the current turn arguments stay whole up to this many characters (the model sees what it just
+ * sent); a longer one (a 5 MB old_string, a 100 KB path) is cut like a past turn's, but keeping more.
+ */
+export const CURRENT_ARGUMENT_KEEP_CHARS = 16_000;
+
+function condenseValue(value: unknown, keep: number): unknown {
   if (typeof value === "string") {
-    if (value.length <= ARGUMENT_KEEP_CHARS) return value;
+    if (value.length <= keep) return value;
     const lines = value.split("\n").length;
-    return `${value.slice(0, ARGUMENT_KEEP_CHARS / 2)}…[${value.length} characters, ${lines} lines in all; not repeated]`;
+    return `${value.slice(0, keep / 2)}…[${value.length} characters, ${lines} lines in all; not repeated]`;
   }
-  if (Array.isArray(value)) return value.map(condenseValue);
+  if (Array.isArray(value)) return value.map((v) => condenseValue(v, keep));
   if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, condenseValue(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, condenseValue(v, keep)]));
   }
   return value;
 }
 
-/** A past tool call's argument JSON with long strings cut; unparsable JSON is cut as text. */
-export function condenseToolArguments(argumentsJson: string): string {
-  if (argumentsJson.length <= ARGUMENT_KEEP_CHARS) return argumentsJson;
+/** A tool call's argument JSON with strings over `keep` characters cut; unparsable JSON is cut as text. */
+export function condenseToolArguments(argumentsJson: string, keep = ARGUMENT_KEEP_CHARS): string {
+  if (argumentsJson.length <= keep) return argumentsJson;
   try {
-    return JSON.stringify(condenseValue(JSON.parse(argumentsJson)));
+    return JSON.stringify(condenseValue(JSON.parse(argumentsJson), keep));
   } catch {
-    return `${argumentsJson.slice(0, ARGUMENT_KEEP_CHARS)}…`;
+    return `${argumentsJson.slice(0, keep)}…`;
   }
 }

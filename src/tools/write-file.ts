@@ -9,6 +9,9 @@ import { Type, type Static } from "@sinclair/typebox";
 import { defineTool } from "./define-tool.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
 
+/** The most write_file writes at once: the same bound as read_file's. */
+export const WRITE_FILE_MAX_BYTES = 5 * 1024 * 1024;
+
 const WriteFileParams = Type.Object(
   {
     path: Type.String({ minLength: 1, description: "workspace-relative" }),
@@ -22,6 +25,10 @@ export type WriteFileArgs = Static<typeof WriteFileParams>;
 export function createWriteFileTool(): Tool {
   async function prepare(args: WriteFileArgs, root: string): Promise<Preparation> {
     const rel = relative(root, args.path);
+    const bytes = Buffer.byteLength(args.content, "utf8");
+    if (bytes > WRITE_FILE_MAX_BYTES) {
+      return { ready: false, result: toolError(`write_file writes at most ${WRITE_FILE_MAX_BYTES / (1024 * 1024)} MB (like read_file reads); this content is ${bytes} bytes. Write a generator script and run it, or split the file.`, `${rel}: content too large`) };
+    }
     const current = await currentText(args.path, rel);
     if (current.exists && "denied" in current) return { ready: false, result: toolError(`${current.denied}.`, `${rel}: permission denied`) };
     if (current.exists && "problem" in current) {

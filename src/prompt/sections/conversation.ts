@@ -7,7 +7,7 @@ import type { InputItem } from "../../model/types.ts";
 import type { Turn, TurnItem } from "../../memory/turn.ts";
 import { escapeOwnTags, tagged, type Piece, type Section, type SectionContext } from "../section.ts";
 import { shortenHeadTail } from "../shorten.ts";
-import { condenseToolArguments } from "../../memory/condense.ts";
+import { ARGUMENT_KEEP_CHARS, condenseToolArguments, CURRENT_ARGUMENT_KEEP_CHARS } from "../../memory/condense.ts";
 
 export const summarySection: Section = {
   id: "summary",
@@ -41,7 +41,8 @@ export const summarySection: Section = {
 
 /**
  * The input items of turn steps; function outputs over the cap are shortened head+tail. Past
- * turns (`pastTurn`) also have long tool arguments cut (condense.ts); the current turn's are whole.
+ * turns (`pastTurn`) also have long tool arguments cut (condense.ts); the current turn's only past
+ * CURRENT_ARGUMENT_KEEP_CHARS (a 5 MB old_string would leave no room for the tool's answer).
  */
 export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, "toolOutputTokens" | "count">, pastTurn = false): InputItem[] {
   const out: InputItem[] = [];
@@ -50,7 +51,7 @@ export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, 
       if (item.text !== "") out.push({ type: "message", role: "assistant", content: item.text });
       continue;
     }
-    const args = pastTurn ? condenseToolArguments(item.arguments) : item.arguments;
+    const args = condenseToolArguments(item.arguments, pastTurn ? ARGUMENT_KEEP_CHARS : CURRENT_ARGUMENT_KEEP_CHARS);
     out.push({ type: "function_call", call_id: item.callId, name: item.name, arguments: args });
     // Tool output is data: a valarmind tag inside it (a file that forges one) is escaped like in every data message.
     const output = escapeOwnTags(shortenHeadTail(item.output, ctx.toolOutputTokens, ctx.count).text);
