@@ -42,9 +42,16 @@ function expected(error: ValueError): string {
 
 export function readLayer(file: string): PartialSettings {
   if (!existsSync(file)) return {};
-  if (statSync(file).isDirectory()) {
+  const info = statSync(file);
+  if (info.isDirectory()) {
     throw new UsageError(`${file}: is a directory, not a settings file`, {
       hint: "Remove or rename that directory; settings go in a JSON file of that name (docs/configuration.md).",
+    });
+  }
+  if (!info.isFile()) {
+    // A FIFO would block the read forever; a device might never end.
+    throw new UsageError(`${file}: is not a regular file (${info.isFIFO() ? "a FIFO" : "a socket or device"}), so it was not read`, {
+      hint: "Remove it (a cloned repository may have shipped it); settings go in a JSON file of that name (docs/configuration.md).",
     });
   }
   let parsed: unknown;

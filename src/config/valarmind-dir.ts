@@ -5,7 +5,7 @@
  * `.valarmind/` a `.gitignore` of `*`, so `git add -A` never commits it, `valarmind init` or not.
  * Files in it are written 0600 (PRIVATE_FILE_MODE).
  */
-import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { describeError, ValarmindError } from "../errors.ts";
 import type { WorkspacePaths } from "./paths.ts";
@@ -19,12 +19,27 @@ function errorCode(error: unknown): unknown {
   return typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
 }
 
-/** mkdir 0700; true when created, false when it already was a directory. */
+/**
+ * mkdir 0700; true when created, false when it already was a directory. A symbolic link in its
+ * place (a cloned repository can ship `.valarmind -> /somewhere`) is refused, never followed: the
+ * transcripts, manifests and state would be written wherever it points.
+ */
 function makePrivateDir(dir: string): boolean {
   try {
     mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
     return true;
   } catch (error) {
+    if (errorCode(error) === "EEXIST" && lstatSync(dir).isSymbolicLink()) {
+      let target = "";
+      try {
+        target = ` (to ${readlinkSync(dir)})`;
+      } catch {
+        // The link's target is only for the message.
+      }
+      throw new ValarmindError(`${dir} is a symbolic link${target}; valarmind keeps its private files only in a real directory and wrote nothing`, {
+        hint: `Remove the link (rm ${JSON.stringify(dir)}) — a cloned repository may have shipped it — and retry; valarmind creates the directory itself.`,
+      });
+    }
     if (errorCode(error) === "EEXIST" && statSync(dir).isDirectory()) return false;
     throw new ValarmindError(`cannot create the directory ${dir}: ${describeError(error)}`, {
       hint: "A file may be in the way, or the directory is not writable. Move it aside and retry.",

@@ -49,9 +49,8 @@ function redactValue(value: unknown, secrets: readonly NamedSecret[]): unknown {
   if (typeof value === "string") return redactWith(value, secrets);
   if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets));
   if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = redactValue(item, secrets);
-    return out;
+    // fromEntries defines own properties: a key named "__proto__" stays a key (assignment would set the prototype).
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item, secrets)]));
   }
   return value;
 }

@@ -223,7 +223,8 @@ export function clearBlocker(state: WorkingState, rawId: string, at: Date = new 
 export function setConvention(state: WorkingState, key: string, value: string): OpResult {
   const name = requireText("a convention's name", key);
   const rule = value.trim();
-  const before = state.conventions[name];
+  // Own properties only: a convention named "constructor" or "__proto__" has no inherited "previous value".
+  const before = Object.hasOwn(state.conventions, name) ? state.conventions[name] : undefined;
   return {
     state: { ...state, conventions: { ...state.conventions, [name]: rule } },
     change: before === undefined ? `convention ${name}: set to ${quote(rule)}` : `convention ${name}: ${quote(before)} → ${quote(rule)}`,

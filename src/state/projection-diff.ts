@@ -42,9 +42,9 @@ export function diffProjections(before: StateProjection, after: StateProjection)
   const blockers = changedItems(before.blockers, after.blockers);
   if (blockers.changed.length > 0) changes.blockers = blockers.changed;
   removed.push(...decisions.removed, ...tasks.removed, ...blockers.removed);
-  const conventions = Object.fromEntries(Object.entries(after.conventions).filter(([key, value]) => before.conventions[key] !== value));
+  const conventions = Object.fromEntries(Object.entries(after.conventions).filter(([key, value]) => !Object.hasOwn(before.conventions, key) || before.conventions[key] !== value));
   if (Object.keys(conventions).length > 0) changes.conventions = conventions;
-  removed.push(...Object.keys(before.conventions).filter((key) => !(key in after.conventions)).map((key) => `conventions.${key}`));
+  removed.push(...Object.keys(before.conventions).filter((key) => !Object.hasOwn(after.conventions, key)).map((key) => `conventions.${key}`));
   if (removed.length > 0) changes.removed = removed;
   return Object.keys(changes).length > 0 ? changes : undefined;
 }

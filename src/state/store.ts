@@ -187,6 +187,10 @@ export class FileStateStore implements StateStore {
     const file = this.paths.stateJson;
     let raw: string;
     try {
+      // A FIFO, socket or device shipped in its place would block the read forever (or never end).
+      const info = await stat(file);
+      // (A directory fails the read below with its own clear error.)
+      if (!info.isFile() && !info.isDirectory()) return { kind: "bad", raw: "", reason: `not a regular file (${info.isFIFO() ? "a FIFO" : "a socket or device"}), so it was not read` };
       raw = await readFile(file, "utf8");
     } catch (error) {
       if ((error as { code?: unknown }).code === "ENOENT") return { kind: "missing" };
@@ -226,6 +230,21 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** Parses, migrates and validates a stored state; `label` names it in messages (a file, a Redis key). */
+/** Deeper than any valid state (the schema nests 4 levels); checked before anything walks the document. */
+const MAX_STATE_DEPTH = 64;
+
+/** Whether `value` nests arrays or objects more than `max` levels deep (iterative: no stack to overflow). */
+function nestingBeyond(value: unknown, max: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (!next || typeof next.value !== "object" || next.value === null) continue;
+    if (next.depth >= max) return true;
+    for (const child of Object.values(next.value)) if (typeof child === "object" && child !== null) stack.push({ value: child, depth: next.depth + 1 });
+  }
+  return false;
+}
+
 export function parseStateText(raw: string, file: string, migrations: readonly Migration[] = STATE_MIGRATIONS): Loaded {
   let parsed: unknown;
   try {
@@ -234,6 +253,9 @@ export function parseStateText(raw: string, file: string, migrations: readonly M
   } catch (error) {
     return { kind: "bad", raw, reason: `not valid JSON (${describeError(error)})` };
   }
+  // The schema is a few levels deep; a document nested far deeper would overflow the walks below.
+  const depth = nestingBeyond(parsed, MAX_STATE_DEPTH);
+  if (depth) return { kind: "bad", raw, reason: `nested deeper than a state file can be (over ${MAX_STATE_DEPTH} levels)` };
   const surrogates = replaceLoneSurrogates(parsed);
   parsed = surrogates.value;
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {

@@ -503,7 +503,8 @@ describe("edit_file and write_file misuse", () => {
     const { session } = await openAgent(root, server, { settings: { approvals: "full-auto" } });
     const started = performance.now();
     const turn = await runTurn(session, "rewrite it");
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // A hang bound (it took ~50 s before the diff gave up on its own), not a speed target.
+    expect(performance.now() - started).toBeLessThan(30_000);
     expect(turn.stopReason).toBe("completed");
   }, 120_000);
 
@@ -514,17 +515,17 @@ describe("edit_file and write_file misuse", () => {
   // diff in one UI event and in the approval prompt, then the budget error above. Suggested fix:
   // cap the content (e.g. 5 MB, read_file's cap) with an error asking for smaller pieces, and cap
   // the diff shown (head+tail with a marker).
-  test("write_file with 20 MB of content is refused quickly with a clear error", async () => {
+  test("write_file with 20 MB of content is refused before any diff with a clear error", async () => {
     const { root } = await workspaces();
     server.enqueue(hugeArgumentsCall("write_file", { path: "big.txt", content: "line of text\n".repeat(1_600_000) }), textStream("done"));
     const { session } = await openAgent(root, server, { settings: { approvals: "full-auto" } });
-    const started = performance.now();
     const turn = await runTurn(session, "go");
-    expect(performance.now() - started).toBeLessThan(3_000);
     expect(existsSync(join(root, "big.txt"))).toBe(false);
     expect(turn.stopReason).toBe("completed");
-    expect(outputsSeen(1)[0]).toMatch(/^Error: /);
-  });
+    expect(outputsSeen(1)[0]).toMatch(/^Error: write_file writes at most 5 MB/);
+    // Refused before the diff: no diff reaches the UI.
+    expect(toolEnds(turn.events)[0]?.diff).toBeUndefined();
+  }, 20_000);
 });
 
 /**

@@ -864,7 +864,7 @@ describe("stalls", () => {
     const { response } = gatedAfter(sse(body, "stall"), 3); // never released
     const started = performance.now();
     const events = await streamOnce(response, { idleTimeoutMs: 100 });
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(10_000); // a hang bound, not a speed target
     expect(textOf(events)).toBe("Thinking about it");
     const error = lastError(events);
     expect(error).toMatchObject({ kind: "stream_cut", retryable: true });
@@ -885,7 +885,7 @@ describe("stalls", () => {
     const pings: StreamResponse = { ...sse(ROLE + ": PROCESSING\n\n".repeat(500), "pings"), frameDelayMs: 20 };
     const started = performance.now();
     const events = await streamOnce(pings, { idleTimeoutMs: 150 });
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(10_000); // a hang bound, not a speed target
     expect(lastError(events)).toMatchObject({ kind: "stream_cut" });
     expect(lastError(events).message).toContain("no event for 150ms");
   });
@@ -910,7 +910,7 @@ describe("stalls", () => {
     });
     const started = performance.now();
     const events = await collect(client({ idleTimeoutMs: 100, timeoutMs: 300, maxRetries: 1 }).stream(request));
-    expect(performance.now() - started).toBeLessThan(4000);
+    expect(performance.now() - started).toBeLessThan(10_000); // a hang bound, not a speed target
     expect(events.map((e) => e.type)).toEqual(["retry", "error"]);
     const error = lastError(events);
     expect(error).toMatchObject({ kind: "connection" });
@@ -931,11 +931,9 @@ describe("stalls", () => {
       await never.released;
       return chatTextStream("unreachable");
     });
-    const started = performance.now();
-    // timeoutMs only keeps this todo from hanging today; the idle timeout should fire long before it.
+    // The SDK's own timeout (1.5 s) would say "request timed out": "no response for 100ms" shows the idle timeout ended it.
     const events = await collect(client({ idleTimeoutMs: 100, timeoutMs: 1500, maxRetries: 0 }).stream(request));
-    expect(performance.now() - started).toBeLessThan(1000);
-    expect(lastError(events).message).toContain("100ms");
+    expect(lastError(events).message).toContain("no response for 100ms");
   });
 });
 

@@ -1336,7 +1336,7 @@ describe("stalls", () => {
     const { response } = gatedAfter(body, 6);
     const started = performance.now();
     const events = await streamOnce(response, { idleTimeoutMs: 100 });
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(10_000); // a hang bound, not a speed target
     expect(textOf(events)).toBe("Thinking about");
     expectOneTerminal(events);
     const error = lastError(events);
@@ -1398,7 +1398,7 @@ describe("stalls", () => {
     const started = performance.now();
     // timeoutMs is far above the idle timeout: only the idle timeout can end this in time.
     const events = await collect(client({ idleTimeoutMs: 100, timeoutMs: 60_000, maxRetries: 1 }).stream(request));
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(10_000); // a hang bound, not a speed target
     expect(events.map((e) => e.type)).toEqual(["retry", "error"]);
     const error = lastError(events);
     expect(error).toMatchObject({ kind: "connection", retryable: true });
@@ -1418,7 +1418,7 @@ describe("stalls", () => {
     const session = await openSession(root, {}, client({ idleTimeoutMs: 100, timeoutMs: 60_000, maxRetries: 0 }));
     const started = performance.now();
     const turn = await runTurn(session, "are you there?");
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(10_000); // a hang bound, not a speed target
     const message = expectFailedTurn(session, turn, "connection", "are you there?");
     expect(message).toContain("no response for 100ms");
   });

@@ -30,7 +30,7 @@ import { withPipedInput } from "../../prompt/piped-input.ts";
 import { readStdin, stdinKind, stdinWaitMs } from "../piped-input.ts";
 import { readImageFlag } from "../image-flag.ts";
 import type { ImageFileAttachment } from "../../prompt/attachment-files.ts";
-import { decideTrust, ignoredSettingsMessage, trustQuestion } from "./workspace-trust.ts";
+import { decideTrust, ignoredSettingsMessage, shownSetting, trustQuestion } from "./workspace-trust.ts";
 import { customCommandsForRun, headlessCommandCall } from "./custom-commands-for-run.ts";
 
 export const EXIT_INTERRUPTED = 130;
@@ -121,7 +121,13 @@ async function settingsForRun(root: string, opts: ChatOptions, interactive: bool
 function ignoredNotice(root: string, loaded: LoadedSettings): string | undefined {
   const project = loaded.project;
   if (!project) return undefined;
-  const lines = project.ignored.length > 0 ? [ignoredSettingsMessage(root, project)] : [];
+  const lines: string[] = [];
+  if (project.ignored.length > 0 && !project.trusted) lines.push(ignoredSettingsMessage(root, project));
+  if (project.ignored.length > 0 && project.trusted) {
+    // Trusted, yet some changes stay out (turning the sandbox off): trust is not what is missing.
+    const list = project.ignored.map((c) => `${c.key}: ${shownSetting(c.key, c.to)}`).join(", ");
+    lines.push(`ignoring ${list} in ${relative(root, project.file)}: only your own settings (a flag such as --sandbox off, VALARMIND_SANDBOX, or ~/.config/valarmind/config.json) may set ${project.ignored.length > 1 ? "them" : "it"}, trusted folder or not.`);
+  }
   if (project.userOnly.length > 0) {
     lines.push(`ignoring ${project.userOnly.join(" and ")} in ${relative(root, project.file)}: only your own settings (~/.config/valarmind/config.json, or VALARMIND_STORE for the store) may set ${project.userOnly.length > 1 ? "them" : "it"}, trusted folder or not.`);
   }

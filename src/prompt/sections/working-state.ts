@@ -42,6 +42,9 @@ function encodeOnce(state: WorkingState, cap: number, count: (text: string) => n
   return result;
 }
 
+/** Items left out of the state projection that a manifest names one by one; the rest are one counted entry. */
+const MAX_NAMED_DROPS = 50;
+
 export const workingStateSection: Section = {
   id: "working_state",
   region: "state",
@@ -66,7 +69,13 @@ export const workingStateSection: Section = {
         placement: "message",
         role: "user",
         text: tagged("working_state", toon.toon, { format: "toon", source: ".valarmind/memory/state.json" }),
-        dropped: toon.omitted.map((id) => ({ id: `state:${id}`, reason: "state_cap", detail: `left out of the state projection to fit ${ctx.stateCap} tokens` })),
+        // Named one by one up to a few dozen, then counted: a state of 100k tasks must not make every manifest megabytes.
+        dropped: [
+          ...toon.omitted.slice(0, MAX_NAMED_DROPS).map((id) => ({ id: `state:${id}`, reason: "state_cap", detail: `left out of the state projection to fit ${ctx.stateCap} tokens` })),
+          ...(toon.omitted.length > MAX_NAMED_DROPS
+            ? [{ id: "state:more", reason: "state_cap", detail: `${toon.omitted.length - MAX_NAMED_DROPS} more items left out of the state projection to fit ${ctx.stateCap} tokens` }]
+            : []),
+        ],
       },
     ];
   },
