@@ -86,6 +86,9 @@ export interface LastRequestInfo {
   cachedShare: number | undefined;
 }
 
+/** How long close() waits for an aborted turn to record its end. */
+const CLOSE_WAIT_MS = 3_000;
+
 export class AgentSession {
   readonly paths: WorkspacePaths;
   readonly settings: Settings;
@@ -105,6 +108,8 @@ export class AgentSession {
   /** Held from the first write (or the resume) to close: one writer per session (ADR 0072). */
   private lock: HeldLock | undefined;
   private busy = false;
+  /** The turn or settle step running now: close() aborts it and waits for it to record its end. */
+  private inFlight: { abort: () => void; done: Promise<void> } | undefined;
   /** A turn ended and its settle step (window fold, snapshot, working-set record) has not run yet. */
   private unsettled = false;
   private running: TurnStream<TurnLoopEvent> | undefined;
@@ -219,12 +224,14 @@ export class AgentSession {
       if (event.type === "turn_end") ended = true;
       emit(event);
     };
+    const own = new AbortController();
+    const turnSignal = AbortSignal.any([signal, own.signal]);
     const run = async (): Promise<TurnOutcome> => {
       // A front end that did not settle the last turn: its fold runs first, as its own step.
-      if (this.unsettled) await this.settleNow(signal, emit);
-      return this.runTurn(text, signal, tracked, options);
+      if (this.unsettled) await this.settleNow(turnSignal, emit);
+      return this.runTurn(text, turnSignal, tracked, options);
     };
-    run().then(
+    const done = run().then(
       (outcome) => {
         this.busy = false;
         stream.end(outcome);
@@ -238,7 +245,16 @@ export class AgentSession {
         stream.end(failedOutcome(this.memory.lastTurn, text, message));
       },
     );
+    this.track(own, done);
     return stream;
+  }
+
+  private track(own: AbortController, done: Promise<unknown>): void {
+    const entry = { abort: () => own.abort(), done: done.then(() => undefined) };
+    this.inFlight = entry;
+    void entry.done.then(() => {
+      if (this.inFlight === entry) this.inFlight = undefined;
+    });
   }
 
   /** Answers the running turn's `approval_request` with this id; false if none is waiting on it. */
@@ -262,7 +278,8 @@ export class AgentSession {
     }
     this.busy = true;
     const emit = (event: AgentEvent) => stream.push(event);
-    this.settleNow(signal, emit).then(
+    const own = new AbortController();
+    const done = this.settleNow(AbortSignal.any([signal, own.signal]), emit).then(
       (folded) => {
         this.busy = false;
         stream.end(folded);
@@ -275,6 +292,7 @@ export class AgentSession {
         stream.end(false);
       },
     );
+    this.track(own, done);
     return stream;
   }
 
@@ -530,6 +548,15 @@ export class AgentSession {
   }
 
   async close(): Promise<void> {
+    // A turn still running (a signal ended the REPL mid-answer) is aborted and given a moment to
+    // record its end; its transcript must not be closed, nor its lock released, under it.
+    const running = this.inFlight;
+    if (running) {
+      running.abort();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([running.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     this.transcript?.close();
     const lock = this.lock;
     this.lock = undefined;

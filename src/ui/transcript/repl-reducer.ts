@@ -146,7 +146,9 @@ function settleText(state: ReplState, current: LiveTurn, all: boolean): ReplStat
   const blocks = all ? [...split.settled, ...(split.open.trim() === "" ? [] : [split.open])] : split.settled;
   const next: LiveTurn = { ...live, openText: all ? "" : split.open };
   if (blocks.length === 0) return commit(state, next);
-  return pushPending(state, next, markdownItems(blocks, live));
+  // The blocks settled by one update are one <Static> item: a burst of 20,000 paragraphs as 20,000
+  // siblings made React's placement quadratic (the REPL froze for ~20 s).
+  return pushPending(state, next, markdownItems(blocks.length > 1 ? [blocks.join("\n\n")] : blocks, live));
 }
 
 /** A tool call or notice ends the current text run: what was streamed so far is final. */

@@ -1,0 +1,579 @@
+/**
+ * Faults of the REPL in a real terminal: the real binary (bin/valarmind chat) inside tmux (NO_COLOR),
+ * in a temp git workspace, against the fake Responses server started here — as repl-tmux.test.ts,
+ * whose helpers (test/support/tmux.ts) this reuses.
+ *
+ *   - the terminal goes away (SIGHUP from `kill`, or the tmux session killed) mid-answer and while
+ *     an approval is pending; SIGTERM mid-answer; Ctrl+C once and twice quickly mid-answer;
+ *   - a 2 MB bracketed paste; a resize storm while an answer streams; a 20,000-line answer.
+ *
+ * What must hold: the process exits within a few seconds; the user's message is in the transcript
+ * and the session can be continued (`sessions show`, `chat -p --continue` on the same session);
+ * the session lock does not block the next run; the terminal modes are restored when the pane
+ * survives; the REPL stays responsive and its memory bounded.
+ *
+ * Cases that showed a bug in src (SIGHUP/SIGTERM mid-answer left the turn running after the lock
+ * was released; 20,000 paragraphs froze the REPL) are fixed; the one left is a `test.todo` with
+ * what happens and a suggested fix (`bun test --todo …`). Skipped when tmux is not installed.
+ * Every tmux server started here is killed after each test, and any REPL process left (by pid).
+ */
+import { afterAll, afterEach, beforeEach, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { makeGitWorkspace } from "../agent/support/agent-harness.ts";
+import { cleanupTempDirs, makeTempDir, runCli } from "../support/cli.ts";
+import {
+  conversationMessages,
+  gatedAfter,
+  lastInputItem,
+  lastUserText,
+  startFakeResponsesServer,
+  textStream,
+  toolCallStream,
+  type FakeResponsesServer,
+  type Gate,
+} from "../support/fake-responses-server.ts";
+import { chatTerminalEnvironment, killTerminals, TmuxTerminal, type Termios } from "../support/tmux.ts";
+
+const BIN = resolve(import.meta.dir, "../../bin/valarmind");
+/** The shell prints this after the CLI exits; the typed command line itself cannot match it. */
+const EXIT_MARK = /EXIT:(\d+):END/;
+/** A stack trace printed by a crash (`    at fn (file:1:2)`). */
+const STACK = /^\s+at .+:\d+/m;
+const EXIT_WITHIN_MS = 5_000;
+const MESSAGE = "please explain the readme";
+
+const HAS_TMUX = Bun.which("tmux") !== null;
+const it = HAS_TMUX ? test : test.skip;
+const todo = test.todo;
+
+let server: FakeResponsesServer;
+/** REPL processes started by the current test. */
+const started = new Set<number>();
+
+beforeEach(() => {
+  server = startFakeResponsesServer();
+});
+afterEach(async () => {
+  await killTerminals();
+  // A REPL that did not exit (a todo case) would hold the fake server's stream open: end it, by pid.
+  for (const pid of started) if (alive(pid)) process.kill(pid, "SIGKILL");
+  started.clear();
+  await server.close();
+});
+afterAll(cleanupTempDirs);
+
+// ---------------------------------------------------------------- processes and the terminal
+
+async function chatEnvironment(): Promise<Record<string, string>> {
+  const env = chatTerminalEnvironment(await makeTempDir("valarmind-faults-config-"), server.baseURL);
+  // bin/valarmind finds bun on PATH.
+  return { ...env, PATH: `${dirname(process.execPath)}:${env.PATH ?? "/usr/bin:/bin"}` };
+}
+
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((child) => Number(statFields(child)?.[1]) === pid);
+}
+
+/** Running (a zombie has exited: only its parent has not collected it yet). */
+function alive(pid: number): boolean {
+  const state = statFields(pid)?.[0];
+  return state !== undefined && state !== "Z";
+}
+
+function rssKb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0");
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples a process's resident memory every 50 ms; `stop()` returns the peak in kB. */
+function sampleRss(pid: number): { stop: () => number } {
+  let peak = rssKb(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, rssKb(pid))), 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, rssKb(pid));
+    },
+  };
+}
+
+async function waitUntil(check: () => boolean, what: string, timeoutMs: number): Promise<number> {
+  const begin = performance.now();
+  while (!check()) {
+    if (performance.now() - begin > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+  return performance.now() - begin;
+}
+
+/** A tmux command on the terminal's own server (TmuxTerminal has no paste or resize of its own). */
+async function tmuxIn(term: TmuxTerminal, ...args: string[]): Promise<string> {
+  const child = Bun.spawn(["tmux", "-L", term.socket, ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  if (code !== 0) throw new Error(`tmux ${args.join(" ")} exited ${code}: ${stderr.trim()}`);
+  return stdout;
+}
+
+const on = (modes: Termios, flag: string) => modes.get(flag) === true;
+
+/** Starts `bin/valarmind chat ARGS` in a new terminal; resolves once the prompt is up and the tty is raw. */
+async function startChat(root: string, args = "", size = { columns: 100, rows: 30 }): Promise<{ term: TmuxTerminal; pid: number }> {
+  const term = await TmuxTerminal.start({ cwd: root, env: await chatEnvironment(), ...size });
+  const shell = Number(await term.format("#{pane_pid}"));
+  await term.type(`'${BIN}' chat ${args}; echo "EXIT:$?:END"`);
+  await term.press("Enter");
+  await term.waitFor((text) => text.includes("Ask anything"), "the REPL's prompt", 15_000);
+  await term.waitFor(async () => !on(await term.termios(), "icanon"), "raw mode on the pane's tty");
+  // bin/valarmind execs bun: the shell's only child is the REPL.
+  const pid = childrenOf(shell)[0];
+  if (pid === undefined) throw new Error("no valarmind process under the pane's shell");
+  started.add(pid);
+  return { term, pid };
+}
+
+/** The terminal as the REPL found it: canonical mode, echo and signals on, cursor visible. */
+async function expectTerminalRestored(term: TmuxTerminal): Promise<void> {
+  const modes = await term.termios();
+  expect([on(modes, "icanon"), on(modes, "echo"), on(modes, "isig")]).toEqual([true, true, true]);
+  expect(await term.format("#{cursor_flag}")).toBe("1");
+}
+
+/** The REPL left by itself (pane still there): exit status, no stack trace, modes restored. */
+async function expectCleanExit(term: TmuxTerminal, pid: number, what: string, status?: string): Promise<void> {
+  await waitUntil(() => !alive(pid), what, EXIT_WITHIN_MS);
+  const after = await term.waitFor((t) => EXIT_MARK.test(t), "the shell's exit mark");
+  if (status !== undefined) expect(EXIT_MARK.exec(after)?.[1]).toBe(status);
+  expect(after).not.toMatch(STACK);
+  await expectTerminalRestored(term);
+}
+
+// ---------------------------------------------------------------- the session on disk
+
+interface Transcript {
+  id: string;
+  records: Array<Record<string, unknown>>;
+}
+
+function transcript(root: string): Transcript {
+  const dir = join(root, ".valarmind/sessions");
+  const file = readdirSync(dir)
+    .filter((name) => name.endsWith(".jsonl") && !name.endsWith(".damaged.jsonl"))
+    .sort()
+    .at(-1);
+  if (!file) throw new Error(`no transcript in ${dir}`);
+  const records = readFileSync(join(dir, file), "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { id: /-([a-z0-9]+)\.jsonl$/.exec(file)?.[1] ?? "", records };
+}
+
+function lockOwner(root: string, id: string): number | undefined {
+  const lock = join(root, ".valarmind/sessions", `${id}.lock`);
+  if (!existsSync(lock)) return undefined;
+  return (JSON.parse(readFileSync(join(lock, "owner.json"), "utf8")) as { pid: number }).pid;
+}
+
+/** Where the session lock stands: released, left by a pid that no longer runs (taken over at once), or held. */
+function lockState(root: string, id: string): string {
+  const owner = lockOwner(root, id);
+  if (owner === undefined) return "released";
+  return alive(owner) ? `held by live pid ${owner}` : "dead holder";
+}
+
+/**
+ * After the REPL went away mid-turn: the user's message is in the transcript; a turn_end, if one
+ * was written, says the turn was aborted; the lock does not block; `sessions show` shows the
+ * message; `chat -p --continue` with VALARMIND_SESSION_WAIT_MS=0 (a busy session would be forked
+ * at once) continues the same session and sends the earlier message to the model again.
+ */
+async function expectRecoverable(root: string, message: string): Promise<void> {
+  const { id, records } = transcript(root);
+  const user = records.find((r) => r.kind === "user" && r.text === message);
+  expect(user).toBeDefined();
+  const end = records.find((r) => r.kind === "turn_end" && r.turn === user?.turn);
+  if (end) expect(end.stop_reason).toBe("aborted");
+  const lock = lockState(root, id);
+  expect(["released", "dead holder"]).toContain(lock);
+  // A lock of a dead pid is taken over at once, but a zombie still answers kill(pid, 0): this VM's
+  // init collects orphans a second or two late (a real init at once), so wait for that.
+  const owner = lockOwner(root, id);
+  if (owner !== undefined) await waitUntil(() => !existsSync(`/proc/${owner}`), `pid ${owner}, the lock's dead holder, to be collected`, 15_000);
+
+  const shown = await runCli(["sessions", "show", id], { cwd: root });
+  expect(shown.code).toBe(0);
+  expect(shown.stdout).toContain(`user: ${message}`);
+
+  server.setResponder(() => textStream("Resumed: the earlier message is here."));
+  const before = server.requests.length;
+  const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "sk-test-faults", VALARMIND_SESSION_WAIT_MS: "0" };
+  const resumed = await runCli(["chat", "-p", "and then?", "--continue", "--output-format", "json"], { cwd: root, env });
+  expect(resumed.stderr).not.toContain("in use by another valarmind");
+  expect(resumed.code).toBe(0);
+  const result = JSON.parse(resumed.stdout.trim().split("\n").at(-1) ?? "{}") as { session_id?: string };
+  expect(result.session_id).toBe(id);
+  const request = server.requests[before]?.body ?? {};
+  expect(conversationMessages(request).map((m) => m.content)).toContain(message);
+  expect(lastUserText(request)).toBe("and then?");
+}
+
+// ---------------------------------------------------------------- scenarios
+
+const LONG = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+
+/** Asks; the answer streams its first words, then the server waits (until the client leaves or the test ends). */
+async function askAndWaitForStreaming(root: string): Promise<{ term: TmuxTerminal; pid: number; gate: Gate }> {
+  const { response, gate } = gatedAfter(textStream(`Streaming part one. ${LONG}`), 8);
+  server.enqueue(response);
+  const { term, pid } = await startChat(root);
+  await term.type(MESSAGE);
+  await term.press("Enter");
+  await gate.reached;
+  await term.waitFor((t) => t.includes("Streaming part"), "the answer streaming");
+  return { term, pid, gate };
+}
+
+/** Asks; the model wants to edit README.md and the REPL asks for approval. */
+async function askAndWaitForApproval(root: string): Promise<{ term: TmuxTerminal; pid: number }> {
+  server.setResponder((body) =>
+    lastInputItem(body)?.type === "function_call_output"
+      ? textStream("done")
+      : toolCallStream([{ name: "edit_file", arguments: { path: "README.md", old_string: "hi", new_string: "bye" } }]),
+  );
+  const { term, pid } = await startChat(root);
+  await term.type(MESSAGE);
+  await term.press("Enter");
+  await term.waitFor((t) => t.includes("1. Allow once (y)"), "the approval prompt");
+  return { term, pid };
+}
+
+// ---------------------------------------------------------------- 1. the terminal goes away
+
+/*
+ * Once a bug (fixed: AgentSession.close() now aborts the running turn and waits up to 3 s for its
+ * turn_end before closing the transcript and releasing the lock). Before: SIGHUP or SIGTERM while
+ * an answer streams left the process running until the
+ * model's stream ends by itself (here: never; with a real model, until it finishes the answer).
+ *
+ * src/ui/run-repl.ts:52 `const leave = () => instance?.unmount();` is what SIGINT/SIGTERM/SIGHUP
+ * call (line 60). It unmounts ink but never aborts the turn in flight: only the App's own `leave`
+ * (src/ui/app.tsx:79, Ctrl+D / Ctrl+C twice) calls `turn.abort()`, and useTurnRunner
+ * (src/ui/turn/use-turn-runner.ts) has no unmount cleanup. runRepl's `finally` then runs
+ * `controller.close()` (run-repl.ts:97) → AgentSession.close() (src/agent/session.ts:532) under a
+ * running turn: the transcript is closed and the session lock released while the turn loop keeps
+ * streaming (and would run the model's next tool calls). What the turn produces after that is lost
+ * (the appends to the closed transcript throw), no turn_end is written, and the process keeps
+ * the event loop alive on the open HTTP stream; when the stream finally ends the shell sees exit 0.
+ * Observed: 5 s after `kill -HUP`/`kill -TERM` the process is still there, the screen still shows
+ * "working", the lock is already gone, the transcript has only the user record.
+ *
+ * Suggested fix: route the signal through the App's leave (or give useTurnRunner an unmount
+ * cleanup `useEffect(() => () => current.current?.abort(), [])`), and have runRepl wait for the
+ * aborted turn to wind down (bounded, e.g. 2 s) before `controller.close()`; AgentSession.close()
+ * should itself abort a running turn and wait for it to record `turn_end` (stop_reason aborted)
+ * before closing the transcript and releasing the lock. Exit 129/143 as headless does.
+ */
+it("SIGHUP during a streaming answer: exits, message kept, lock free, terminal restored", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const { term, pid } = await askAndWaitForStreaming(root);
+  process.kill(pid, "SIGHUP");
+  await expectCleanExit(term, pid, "the REPL to exit after SIGHUP");
+  expect(await server.outcome(0)).toBe("client_gone");
+  await expectRecoverable(root, MESSAGE);
+}, 30_000);
+
+/* Once a bug, the same as SIGHUP above (fixed the same way). */
+it("SIGTERM during a streaming answer: exits, message kept, lock free, terminal restored", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const { term, pid } = await askAndWaitForStreaming(root);
+  process.kill(pid, "SIGTERM");
+  await expectCleanExit(term, pid, "the REPL to exit after SIGTERM");
+  expect(await server.outcome(0)).toBe("client_gone");
+  await expectRecoverable(root, MESSAGE);
+}, 30_000);
+
+// The pane's tty closes: unlike a bare SIGHUP above, the process goes within about half a second
+// (also when it is the pane's own process, `exec valarmind chat`), the lock released or left to a
+// dead pid. Nothing to restore: the terminal is gone. No turn_end is written; the next run closes
+// the turn ("never finished") and keeps the message.
+it("terminal closed (tmux kill-session) during a streaming answer: the process goes, message kept, lock free", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const { term, pid } = await askAndWaitForStreaming(root);
+  await term.kill();
+  await waitUntil(() => !alive(pid), "the REPL to exit after its terminal closed", EXIT_WITHIN_MS);
+  expect(await server.outcome(0)).toBe("client_gone");
+  await expectRecoverable(root, MESSAGE);
+}, 30_000);
+
+it("SIGHUP while an approval is pending: exits, the edit not made, message kept, lock free, terminal restored", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const { term, pid } = await askAndWaitForApproval(root);
+  process.kill(pid, "SIGHUP");
+  await expectCleanExit(term, pid, "the REPL to exit after SIGHUP");
+  expect(readFileSync(join(root, "README.md"), "utf8")).toBe("hi\n");
+  await expectRecoverable(root, MESSAGE);
+}, 30_000);
+
+it("terminal closed while an approval is pending: the process goes, the edit not made, message kept, lock free", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const { term, pid } = await askAndWaitForApproval(root);
+  await term.kill();
+  await waitUntil(() => !alive(pid), "the REPL to exit after its terminal closed", EXIT_WITHIN_MS);
+  expect(readFileSync(join(root, "README.md"), "utf8")).toBe("hi\n");
+  await expectRecoverable(root, MESSAGE);
+}, 30_000);
+
+// ---------------------------------------------------------------- 2. Ctrl+C
+
+it("Ctrl+C twice quickly during a streaming answer: the turn is aborted and recorded, the REPL stays; twice on the empty prompt leaves cleanly", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const { term, pid } = await askAndWaitForStreaming(root);
+  await term.press("C-c", "C-c");
+  // During a turn Ctrl+C interrupts it (docs/repl.md); a second one in the same read must not kill the REPL.
+  await term.waitFor((t) => t.includes("[aborted]"), "the answer marked [aborted]");
+  expect(await server.outcome(0)).toBe("client_gone");
+  const { id, records } = transcript(root);
+  expect(records.find((r) => r.kind === "user")?.text).toBe(MESSAGE);
+  expect(records.find((r) => r.kind === "turn_end")?.stop_reason).toBe("aborted");
+  expect(alive(pid)).toBe(true);
+  expect(lockState(root, id)).toBe(`held by live pid ${pid}`);
+
+  await term.press("C-c", "C-c");
+  await expectCleanExit(term, pid, "the REPL to exit after Ctrl+C twice on the empty prompt", "0");
+  expect(lockState(root, id)).toBe("released");
+  await expectRecoverable(root, MESSAGE);
+}, 30_000);
+
+it("Ctrl+C once during a streaming answer: the turn is aborted, the next message gets its whole answer", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const { term, pid } = await askAndWaitForStreaming(root);
+  const second = "Second answer arrives in full.";
+  server.setResponder(() => textStream(second));
+  await term.press("C-c");
+  await term.waitFor((t) => t.includes("[aborted]"), "the answer marked [aborted]");
+  expect(await server.outcome(0)).toBe("client_gone");
+
+  await term.type("try again");
+  await term.press("Enter");
+  await term.waitFor((t) => t.includes(second), "the second answer");
+  const request = server.requests[1]?.body ?? {};
+  expect(lastUserText(request)).toBe("try again");
+  expect(conversationMessages(request).map((m) => m.content)).toContain(MESSAGE);
+  const { id, records } = transcript(root);
+  expect(records.filter((r) => r.kind === "turn_end").map((r) => r.stop_reason)).toEqual(["aborted", "completed"]);
+
+  await term.press("C-d");
+  await expectCleanExit(term, pid, "the REPL to exit on Ctrl+D", "0");
+  expect(lockState(root, id)).toBe("released");
+}, 30_000);
+
+// ---------------------------------------------------------------- 3. a 2 MB paste
+
+it("a 2 MB bracketed paste: one chip, keys echo at once after it, the exact text is sent, memory bounded", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  const pasted = Array.from({ length: 20_000 }, (_, i) => `paste line ${String(i + 1).padStart(6, "0")} ${"abcdefghij".repeat(8)}`).join("\n");
+  expect(pasted.length).toBeGreaterThan(1_900_000);
+  const file = join(await makeTempDir("valarmind-paste-"), "paste.txt");
+  writeFileSync(file, pasted);
+  server.setResponder(() => textStream("Got your paste."));
+  // A budget the whole paste fits in: with the default one the builder cuts the message to fit (by design).
+  const { term, pid } = await startChat(root, "--budget 2000000");
+  const before = rssKb(pid);
+  const rss = sampleRss(pid);
+
+  const t0 = performance.now();
+  // -p: bracketed paste (the REPL turned it on); tmux sends each LF as CR, as a terminal's paste does.
+  await tmuxIn(term, "load-buffer", "-b", "big", file);
+  await tmuxIn(term, "paste-buffer", "-p", "-d", "-b", "big", "-t", term.session);
+  await term.waitFor((t) => t.includes("[pasted 20000 lines]"), "the paste chip", 20_000);
+  const chipMs = performance.now() - t0;
+  const t1 = performance.now();
+  await term.type(" TAILMARK");
+  await term.waitFor((t) => t.includes("[pasted 20000 lines] TAILMARK"), "the keys typed after the chip", 5_000);
+  const echoMs = performance.now() - t1;
+  expect(echoMs).toBeLessThan(2_000);
+  expect(await term.screen()).not.toContain("paste line 000002");
+  await term.press("Enter");
+  await term.waitFor((t) => t.includes("Got your paste."), "the answer", 30_000);
+  const peak = rss.stop();
+  const after = rssKb(pid);
+  console.info(`paste: chip after ${chipMs.toFixed(0)} ms, key echo ${echoMs.toFixed(0)} ms, RSS ${before} → peak ${peak} → ${after} kB`);
+
+  expect(server.requests).toHaveLength(1);
+  expect(lastUserText(server.requests[0]?.body ?? {})).toBe(`${pasted} TAILMARK`);
+  expect(transcript(root).records.find((r) => r.kind === "user")?.text).toBe(`${pasted} TAILMARK`);
+  expect(after - before).toBeLessThan(400_000);
+  expect(peak).toBeLessThan(1_000_000);
+
+  await term.press("C-d");
+  await expectCleanExit(term, pid, "the REPL to exit on Ctrl+D", "0");
+}, 60_000);
+
+// ---------------------------------------------------------------- 4. a resize storm
+
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+const flat = (text: string) => text.replace(/\s+/g, " ");
+const PARAGRAPHS = Array.from({ length: 12 }, (_, i) => `Paragraph ${String(i + 1).padStart(2, "0")} of the answer says alpha beta gamma.`);
+
+/**
+ * 50 resizes between 20 and 200 columns (40 rows) while the answer streams: it is paused at four
+ * points, each released during the storm, so blocks settle at changing widths and the turn ends
+ * mid-storm. Ends at 100 columns once the turn_end is on disk and the last paragraph is shown.
+ */
+async function resizeStorm(): Promise<{ term: TmuxTerminal; pid: number; history: string; stormMs: number }> {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  let response = textStream(PARAGRAPHS.join("\n\n"));
+  const gates: Gate[] = [];
+  for (const afterEvents of [10, 30, 50, 70]) {
+    const paused = gatedAfter(response, afterEvents);
+    response = paused.response;
+    gates.push(paused.gate);
+  }
+  server.enqueue(response);
+  const { term, pid } = await startChat(root, "", { columns: 100, rows: 40 });
+  await term.type(MESSAGE);
+  await term.press("Enter");
+  await gates[0]?.reached;
+  const t0 = performance.now();
+  for (let i = 0; i < 50; i++) {
+    const columns = 20 + ((i * 37) % 181);
+    await tmuxIn(term, "resize-window", "-t", term.session, "-x", String(columns), "-y", "40");
+    if (i % 10 === 5) gates[Math.floor(i / 10)]?.release();
+    await Bun.sleep(10);
+  }
+  for (const gate of gates) gate.release();
+  await tmuxIn(term, "resize-window", "-t", term.session, "-x", "100", "-y", "40");
+  const stormMs = performance.now() - t0;
+  const ended = () => transcript(root).records.some((r) => r.kind === "turn_end");
+  await term.waitFor((t) => ended() && flat(t).includes(PARAGRAPHS.at(-1) ?? ""), "the end of the answer", 15_000);
+  // The redraws after the last resize land.
+  await Bun.sleep(300);
+  return { term, pid, history: await term.history(), stormMs };
+}
+
+it("resize storm while an answer streams: no crash, the whole answer there, the REPL still answers keys and exits cleanly", async () => {
+  const { term, pid, history, stormMs } = await resizeStorm();
+  console.info(`resize storm: 50 resizes in ${stormMs.toFixed(0)} ms`);
+  expect(alive(pid)).toBe(true);
+  expect(history).not.toMatch(STACK);
+  // Every paragraph in full (one settled at 20 columns stays wrapped there, hence the flattening).
+  for (const paragraph of PARAGRAPHS) expect(flat(history)).toContain(paragraph);
+  const screen = await term.screen();
+  expect(flat(screen)).toContain(PARAGRAPHS.at(-1) ?? "");
+  expect(screen).toContain("Ask anything");
+  await term.type("still here");
+  await term.waitFor(async () => (await term.screen()).includes("› still here"), "the keys typed after the storm", 3_000);
+  await term.press("C-u");
+  await term.press("C-d");
+  await expectCleanExit(term, pid, "the REPL to exit on Ctrl+D", "0");
+}, 45_000);
+
+/*
+ * BUG (todo; intermittent: 2 of 12 runs here): after the storm the final frame is not alone on the
+ * screen. A stale copy of an earlier frame stays visible: the prompt line "› Ask anything …" twice
+ * on screen, or a "⠙ working · Esc to interrupt" line left above the answer after the turn ended.
+ * Besides, older live frames are left in the scrollback (e.g. the pre-turn "› Ask anything" +
+ * status line; a paragraph can then appear twice in the history).
+ *
+ * Where: ink's resize handler (node_modules/ink/build/ink.js:135, `resized`) clears the previous
+ * frame by its own line count, only when the width shrinks; the terminal has meanwhile re-wrapped
+ * (reflowed) that frame's long lines (the status line, the open paragraph) into a different number
+ * of rows, and several SIGWINCH in a row are handled one by one; src/ui/run-repl.ts renders with
+ * no resize handling of its own. Suggested fix in src/ui: on `stdout` "resize", debounce (~50–100
+ * ms) and then erase the live area from the top of the screen (ESC[H ESC[J, or ESC[2J ESC[3J and
+ * re-print <Static> by remounting it with a new key, as gemini-cli's refreshStatic does) before
+ * ink renders again; keep the status line no wider than the terminal (it is truncated today, but
+ * the frame was laid out for the old width when the reflow happens).
+ */
+todo("resize storm: the final frame has no duplicated lines (one prompt, one status line, no stale working line, each paragraph once)", async () => {
+  const { term, history } = await resizeStorm();
+  const screen = await term.screen();
+  if (count(screen, "Ask anything") !== 1 || screen.includes("Esc to interrupt")) console.info(`final screen after the storm:\n${screen}`);
+  for (const paragraph of PARAGRAPHS) expect([paragraph, count(flat(history), paragraph)]).toEqual([paragraph, 1]);
+  expect(count(screen, "Ask anything")).toBe(1);
+  expect(screen.split("\n").filter((line) => / · prompt \d/.test(line))).toHaveLength(1);
+  expect(screen).not.toContain("Esc to interrupt");
+  for (const paragraph of PARAGRAPHS) expect(count(flat(screen), paragraph)).toBeLessThanOrEqual(1);
+}, 45_000);
+
+// ---------------------------------------------------------------- 5. a 20,000-line answer
+
+const LINES = Array.from({ length: 20_000 }, (_, i) => `L${String(i + 1).padStart(5, "0")}`);
+const LAST_LINE = LINES.at(-1) ?? "";
+
+/**
+ * Streams `answer` as fast as the fake server can; types two keys once the answer is on screen and
+ * times their echo; waits for the last line and the turn's end; samples RSS all along. Then the
+ * REPL must leave cleanly.
+ */
+async function hugeAnswer(answer: string, echoWithinMs: number): Promise<void> {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  server.enqueue(textStream(answer));
+  const { term, pid } = await startChat(root);
+  const before = rssKb(pid);
+  const rss = sampleRss(pid);
+  const t0 = performance.now();
+  await term.type(MESSAGE);
+  await term.press("Enter");
+  await Bun.sleep(300);
+  const t1 = performance.now();
+  await term.type("zq");
+  await term.waitFor(async () => (await term.screen()).includes("› zq"), "the keys typed while the answer streams", 60_000);
+  const echoMs = performance.now() - t1;
+  const ended = () => transcript(root).records.some((r) => r.kind === "turn_end");
+  await term.waitFor((t) => ended() && t.includes(LAST_LINE), "the answer's last line", 90_000);
+  const doneMs = performance.now() - t0;
+  const peak = rss.stop();
+  console.info(`20k lines: key echo ${echoMs.toFixed(0)} ms, done after ${doneMs.toFixed(0)} ms, RSS ${before} → peak ${peak} → ${rssKb(pid)} kB`);
+  expect(alive(pid)).toBe(true);
+  expect(transcript(root).records.find((r) => r.kind === "turn_end")?.stop_reason).toBe("completed");
+  expect(echoMs).toBeLessThan(echoWithinMs);
+  expect(peak).toBeLessThan(1_000_000);
+  await term.press("C-u");
+  await term.press("C-d");
+  await expectCleanExit(term, pid, "the REPL to exit on Ctrl+D", "0");
+}
+
+it("a 20,000-line answer in one code block: keys echo while it streams, it ends, memory bounded", async () => {
+  await hugeAnswer(`\`\`\`\n${LINES.join("\n")}\n\`\`\``, 8_000);
+}, 120_000);
+
+/*
+ * Once a bug (fixed: the blocks settled by one update are one <Static> item). Before: an answer of
+ * 20,000 one-line paragraphs froze the REPL for about 20 s here: nothing
+ * of the answer is drawn and typed keys are not echoed until the stream has ended (echo after
+ * ~20 s; 10,000 paragraphs ~6 s, 5,000 ~2 s: quadratic), RSS peaks ~570–730 MB. The same 20,000
+ * lines in one code block take ~3.5 s with keys echoed in ~0.1 s.
+ *
+ * Where: a CPU profile (bun --cpu-prof-md) puts ~63 % of the time in react-reconciler's
+ * getHostSibling: every settled markdown block becomes its own <Static> item
+ * (src/ui/transcript/repl-reducer.ts:127 markdownItems, from settleText at 139 → pushPending → commit), and when many
+ * arrive in one commit (consumeTurn, src/ui/turn/consume-turn.ts, gathers a whole burst of deltas
+ * into one dispatch) React places thousands of sibling fibers at once, each placement scanning the
+ * new siblings after it: O(n²). (React also runs its development build: NODE_ENV is not set to
+ * "production" by bin/valarmind.)
+ *
+ * Suggested fix: in settleText/markdownItems, join the blocks settled by one delta into one
+ * markdown item (one Static child per flush, not per block), and/or cap the blocks committed per
+ * render; flush consumeTurn's pending text by size as well as by time so one dispatch never
+ * carries a whole burst; set NODE_ENV=production in bin/valarmind (or before ink is imported).
+ */
+it("a 20,000-line answer of one-line paragraphs: keys echo while it streams, it ends, memory bounded", async () => {
+  await hugeAnswer(LINES.join("\n\n"), 8_000);
+}, 120_000);
