@@ -20,6 +20,24 @@ async function stateOf(dir: string): Promise<unknown> {
   return JSON.parse(await readFile(join(dir, STATE), "utf8"));
 }
 
+describe("valarmind state show cannot act on the terminal", () => {
+  test("a goal and a convention holding control sequences (the model and a clone write the state): the view shows them inert, --json escapes them and parses back exact", async () => {
+    const dir = await initialized();
+    const state = emptyState(new Date("2026-01-01T00:00:00Z"));
+    state.goal = "ship\u001b]52;c;ZXZpbA==\u0007 it\u001b[2J";
+    state.conventions["evil\u202e"] = "rule\u009b31m";
+    await writeFile(join(dir, STATE), JSON.stringify(state));
+    const view = await runCli(["state", "show"], { cwd: dir });
+    expect(view.code).toBe(0);
+    expect(view.stdout).toContain("goal: ship it");
+    expect(view.stdout).toContain("evil<U+202E>: rule<U+009B>31m");
+    expect(view.stdout).not.toMatch(/[\u0007\u001b\u009b\u202e]/);
+    const json = await runCli(["state", "show", "--json"], { cwd: dir });
+    expect(json.stdout).not.toMatch(/[\u009b\u202e]/);
+    expect((JSON.parse(json.stdout) as { goal: string }).goal).toBe(state.goal);
+  });
+});
+
 describe("valarmind state", () => {
   test("each change prints what changed; show prints a readable view", async () => {
     const dir = await initialized();

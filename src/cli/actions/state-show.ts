@@ -1,8 +1,9 @@
 /** `valarmind state show [--json|--toon|--all]`. Reading never writes: a bad file is reported (exit 2) and left. */
+import { jsonForTerminal } from "../../ui/print-json.ts";
+import { terminalSafe } from "../../ui/terminal-safe-text.ts";
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { UsageError } from "../../errors.ts";
-import { serializeState } from "../../state/store.ts";
 import { createStateStore } from "../../store/create-state-store.ts";
 import { requireValidState } from "./require-valid-state.ts";
 import { renderStateView, useColor } from "./state-view.ts";
@@ -13,18 +14,19 @@ export async function runStateShow(opts: { json?: boolean; toon?: boolean; all?:
   const store = createStateStore(paths);
   const read = await store.read();
   requireValidState(read);
-  for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
+  for (const notice of read.notices) process.stderr.write(`valarmind: ${terminalSafe(notice)}\n`);
   if (read.source === "missing") {
     process.stderr.write(`valarmind: no working state yet at ${store.location} (showing the empty state; 'valarmind init' sets up the workspace)\n`);
   }
   if (opts.json) {
-    process.stdout.write(serializeState(read.state));
+    // serializeState's text, with DEL, C1 and bidi escaped too (it parses back the same).
+    process.stdout.write(`${jsonForTerminal(read.state, 2)}\n`);
     return;
   }
   if (opts.toon) {
     const { encodeStateToon } = await import("../../state/toon.ts");
     const encoded = await encodeStateToon(read.state);
-    process.stdout.write(`${encoded.toon}\n`);
+    process.stdout.write(`${process.stdout.isTTY ? terminalSafe(encoded.toon) : encoded.toon}\n`);
     if (encoded.omitted.length > 0) process.stderr.write(`valarmind: left out to fit: ${encoded.omitted.join(", ")}\n`);
     return;
   }
