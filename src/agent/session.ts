@@ -362,7 +362,13 @@ export class AgentSession {
       shrinkContext: () => this.foldOldestBlock(turn),
     };
 
-    const recorder = new TurnRecorder(transcript, turn, this.count, (request) => this.noteRequest(request));
+    const recorder = new TurnRecorder(
+      transcript,
+      turn,
+      this.count,
+      (request) => this.noteRequest(request),
+      (message) => emit({ type: "notice", message }),
+    );
     // If persisting fails, the loop must stop too: nobody would record what it does next.
     const stop = new AbortController();
     const run = runTurnLoop(deps, turn, text, AbortSignal.any([signal, stop.signal]));

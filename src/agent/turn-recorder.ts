@@ -3,6 +3,7 @@
  * events, in their order — memory changes, assistant text and tool calls to the transcript, the
  * API's usage into the step's manifest. The loop never calls back into the session for these.
  */
+import { describeError } from "../errors.ts";
 import type { SessionTranscript } from "../session/transcript.ts";
 import { recordUsage } from "../prompt/manifest.ts";
 import type { Usage } from "../model/types.ts";
@@ -34,6 +35,8 @@ export class TurnRecorder {
     private readonly count: (text: string) => number,
     /** Told each request as it is built and again when its usage arrives (the status line). */
     private readonly onRequest: (request: RecordedRequest) => void,
+    /** Told when a record that is not the conversation (a manifest's usage) could not be written. */
+    private readonly onProblem: (message: string) => void = () => {},
   ) {}
 
   async record(event: TurnLoopEvent): Promise<void> {
@@ -77,7 +80,11 @@ export class TurnRecorder {
         if (!this.current || event.purpose === "fold") return;
         this.current.usage = event.usage;
         this.onRequest(this.current);
-        await recordUsage(this.current.manifest.path, event.usage);
+        // The usage is the manifest's, not the conversation's: failing to write it (a full disk)
+        // must not throw away an answer that was paid for and fits in the transcript.
+        await recordUsage(this.current.manifest.path, event.usage).catch((error: unknown) =>
+          this.onProblem(`the usage of this request was not added to its manifest ${this.current?.manifest.path ?? ""}: ${describeError(error)}`),
+        );
         return;
       default:
         return;

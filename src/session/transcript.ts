@@ -19,7 +19,8 @@
  * written; the records handed back to the caller, and so the live session, are not. The file is
  * created 0600 inside the private `.valarmind/` (ensureValarmindDir).
  */
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
+import { fileSystemFailure } from "../state/fs-failure.ts";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, statSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { SessionListing } from "../agent/front-end-contract.ts";
@@ -172,7 +173,7 @@ export class SessionTranscript {
       written.push(full);
       chunk += `${JSON.stringify(redactSecretsInJson(full))}\n`;
     }
-    if (chunk !== "") writeSync(fd, chunk);
+    if (chunk !== "") appendWhole(fd, chunk, this.file);
     return written;
   }
 
@@ -186,6 +187,26 @@ export class SessionTranscript {
     fsyncSync(this.fd);
     closeSync(this.fd);
     this.fd = undefined;
+  }
+}
+
+/**
+ * Appends `text` whole or not at all: a short write (a full disk) is continued, and a failure
+ * cuts the file back to where it was, so no torn record is left for the next append to glue onto.
+ */
+function appendWhole(fd: number, text: string, file: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  const before = fstatSync(fd).size;
+  try {
+    let done = 0;
+    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+  } catch (error) {
+    try {
+      ftruncateSync(fd, before);
+    } catch {
+      // The next reader repairs a torn last line (and keeps its text as a note).
+    }
+    throw fileSystemFailure(error, "write", file) ?? error;
   }
 }
 
@@ -207,9 +228,21 @@ export function createSession(paths: WorkspacePaths, meta: SessionMeta): Session
     model: meta.model,
     valarmind: pkg.version,
   };
-  const fd = openSync(ref.file, "a", PRIVATE_FILE_MODE);
-  writeSync(fd, `${JSON.stringify(redactSecretsInJson(header))}\n`);
-  fsyncSync(fd);
+  let fd: number | undefined;
+  try {
+    fd = openSync(ref.file, "a", PRIVATE_FILE_MODE);
+    appendWhole(fd, `${JSON.stringify(redactSecretsInJson(header))}\n`, ref.file);
+    fsyncSync(fd);
+  } catch (error) {
+    // A transcript without its header could never be continued: none is left behind.
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(ref.file);
+    } catch {
+      // Nothing was created.
+    }
+    throw error instanceof ValarmindError ? error : (fileSystemFailure(error, "write", ref.file) ?? error);
+  }
   return new SessionTranscript(ref, header, fd);
 }
 

@@ -5,6 +5,7 @@
  * lock only once stale (unrefreshed for `staleMs` by the `now` clock, which tests can move forward).
  * Loaded lazily: reads never lock. The lock directory is made 0700 like the rest of `.valarmind/`.
  */
+import { fileSystemFailure } from "./fs-failure.ts";
 import nodeFs from "node:fs";
 import { PRIVATE_DIR_MODE } from "../config/valarmind-dir.ts";
 import { describeError, ValarmindError } from "../errors.ts";
@@ -89,7 +90,10 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
         cause: error,
       });
     }
+    // A read-only mount, a full disk, no permission: say where and what to check.
+    const failure = fileSystemFailure(error, "write", lockPath);
     throw new ValarmindError(`could not lock ${target}: ${describeError(error)}`, {
+      ...(failure?.hint !== undefined && { hint: failure.hint }),
       cause: error,
     });
   }

@@ -11,6 +11,7 @@ import { constants, readlinkSync, type Stats } from "node:fs";
 import { lstat, mkdir, open, realpath, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { errnoCode, fileAccessProblem } from "./file-access-problem.ts";
+import { describeError } from "../errors.ts";
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
@@ -163,6 +164,7 @@ export async function writeConfined(rootReal: string, rel: string, plan: Planned
     throw error;
   }
   let removeStray: string | undefined;
+  let original: Uint8Array = new Uint8Array();
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new ConfinedWriteError(`${rel} is ${specialFileKind(info) ?? "not a regular file"}; nothing was written`);
@@ -186,17 +188,37 @@ export async function writeConfined(rootReal: string, rel: string, plan: Planned
       if (typeof plan.before === "string" ? held.toString("utf8") !== plan.before : !held.equals(asBytes(plan.before ?? ""))) {
         throw new ConfinedWriteError(`${rel} changed on disk after this change was prepared; nothing was written. Read it again and redo the change.`);
       }
-      await handle.truncate(0);
+      original = held;
     }
     // The umask would narrow a restored file's permissions: set exactly what it had.
     if (creating && plan.mode !== undefined) await handle.chmod(plan.mode);
+    // Written over the old bytes, then cut to length (not truncated first): when the disk fills
+    // halfway, the old bytes go back in the space they held, so the file is never left cut short.
     const data = asBytes(plan.after);
-    let written = 0;
-    while (written < data.length) written += (await handle.write(data, written, data.length - written, written)).bytesWritten;
+    try {
+      await writeAll(handle, data);
+      if (!creating) await handle.truncate(data.length);
+    } catch (error) {
+      if (creating) {
+        removeStray = target;
+        throw new ConfinedWriteError(`${rel} could not be written (${describeError(error)}); nothing was kept`);
+      }
+      const restored = await writeAll(handle, original)
+        .then(() => handle.truncate(original.length))
+        .then(() => true, () => false);
+      throw new ConfinedWriteError(
+        `${rel} could not be written (${describeError(error)}); ${restored ? "it was put back as it was" : "it could not be put back: valarmind undo restores it"}`,
+      );
+    }
   } finally {
     await handle.close();
     if (removeStray !== undefined) await unlink(removeStray).catch(() => undefined);
   }
+}
+
+async function writeAll(handle: FileHandle, data: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < data.length) written += (await handle.write(data, written, data.length - written, written)).bytesWritten;
 }
 
 /**
