@@ -2,7 +2,8 @@
  * Errors a user can meet. Each carries what happened, to which file or request, and what to do.
  * The CLI prints `message` (and `hint`) without a stack trace and exits with `exitCode`.
  */
-export type ExitCode = 0 | 1 | 2;
+/** 0, 1, 2 as README documents; 129, 130, 143 for SIGHUP, SIGINT, SIGTERM (128 + the signal). */
+export type ExitCode = 0 | 1 | 2 | 129 | 130 | 143;
 
 export class ValarmindError extends Error {
   readonly exitCode: ExitCode;

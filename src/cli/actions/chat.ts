@@ -4,6 +4,7 @@
  * message is in the transcript); 2 usage or configuration error; 130 interrupted (Ctrl+C), 143
  * terminated (SIGTERM), 129 hung up (SIGHUP): the turn is aborted and recorded like Ctrl+C.
  */
+import { onStdoutClosed } from "../stdout-closed.ts";
 import { relative } from "node:path";
 import { headlessFormat, type ChatOptions, type OutputFormat } from "../commands/chat.ts";
 import { findWorkspaceRoot } from "../../config/paths.ts";
@@ -156,7 +157,7 @@ export async function runChat(opts: ChatOptions): Promise<number> {
       const images = await Promise.all((opts.image ?? []).map(readImageFlag));
       const model = createModelClient({ settings: loaded.settings });
       const call = await headlessCommandCall(root, opts.trust, print);
-      const read = await readMessage(call.text, waitMs);
+      const read = await untilSignal(readMessage(call.text, waitMs), run);
       const message = { ...read, notices: [...call.notices, ...read.notices], images };
       const stateNotices = await recoverState(root);
       return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices, run);
@@ -196,6 +197,30 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   return 0;
 }
 
+/**
+ * `work` (reading standard input, which may never end), ended early by SIGINT, SIGTERM or SIGHUP
+ * with that signal's exit code: the result object (--output-format json) still says "aborted".
+ */
+async function untilSignal<T>(work: Promise<T>, run: HeadlessRun): Promise<T> {
+  const installed: Array<[EndingSignal, () => void]> = [];
+  const signalled = new Promise<never>((_, reject) => {
+    for (const signal of Object.keys(SIGNAL_EXIT_CODES) as EndingSignal[]) {
+      const handler = (): void => {
+        const message = `interrupted by ${signal} while reading the message; nothing was sent`;
+        run.failure = { kind: "aborted", message };
+        reject(new ValarmindError(message, { exitCode: SIGNAL_EXIT_CODES[signal] }));
+      };
+      process.on(signal, handler);
+      installed.push([signal, handler]);
+    }
+  });
+  try {
+    return await Promise.race([work, signalled]);
+  } finally {
+    for (const [signal, handler] of installed) process.off(signal, handler);
+  }
+}
+
 /** A headless run as --output-format json reports it: its events, and what they cannot say. */
 interface HeadlessRun {
   format: OutputFormat;
@@ -224,7 +249,8 @@ async function reportingResult(format: OutputFormat, body: (run: HeadlessRun) =>
   } catch (error) {
     const exitCode = error instanceof ValarmindError ? error.exitCode : 1;
     const hint = error instanceof ValarmindError ? error.hint : undefined;
-    run.failure = { kind: exitCode === 2 ? "usage" : "internal", message: describeError(error), ...(hint !== undefined ? { hint } : {}) };
+    // A signal already said why (kind aborted); anything else is a usage or internal failure.
+    run.failure ??= { kind: exitCode === 2 ? "usage" : "internal", message: describeError(error), ...(hint !== undefined ? { hint } : {}) };
     printResult(exitCode);
     throw error;
   }
@@ -261,27 +287,42 @@ async function runHeadless(
   run: HeadlessRun,
 ): Promise<number> {
   const settings = loaded.settings;
-  const print = headlessPrinter(opts, run);
+  const printer = headlessPrinter(opts, run);
+  // A reader that went away (`| head -n 1`): nothing more is printed, but the turn runs to its end
+  // and is recorded (the answer is paid for; `sessions show` has it), then exit 0.
+  let readerGone = false;
+  const print: typeof printer = (event) => {
+    if (!readerGone) printer(event);
+  };
+  onStdoutClosed(() => {
+    readerGone = true;
+  });
 
   // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping us) end the turn like Ctrl+C.
   // Installed before the session opens: a signal while waiting for a busy session forks it, so
   // the message is still saved (as an aborted turn).
   const abort = new AbortController();
   let endedBy: EndingSignal | undefined;
+  let signals = 0;
+  // Installed until the session is closed: proper-lockfile's signal-exit kills the process at once
+  // when it finds itself the only listener, so a second signal during the shutdown would skip the
+  // turn's record. A third one is taken as "stop now".
   const handlers = (Object.keys(SIGNAL_EXIT_CODES) as EndingSignal[]).map((signal) => {
     const handler = (): void => {
       endedBy ??= signal;
       abort.abort();
-      // Removed only after this signal's other listeners ran: proper-lockfile's signal-exit kills
-      // the process at once when it finds itself the only listener. A second signal then does.
-      setImmediate(() => process.off(signal, handler));
+      if (++signals >= 3) {
+        removeHandlers();
+        process.kill(process.pid, signal);
+      }
     };
     process.on(signal, handler);
     return [signal, handler] as const;
   });
-  const removeHandlers = (): void => {
+  function removeHandlers(): void {
     for (const [signal, handler] of handlers) process.off(signal, handler);
-  };
+  }
+
   let session: AgentSession;
   let mcp: McpToolSet = NO_MCP_SERVERS;
   try {
@@ -298,6 +339,7 @@ async function runHeadless(
     });
   } catch (error) {
     removeHandlers();
+    onStdoutClosed(undefined);
     await mcp.close();
     throw error;
   }
@@ -325,10 +367,12 @@ async function runHeadless(
     }
     for await (const event of session.settle(abort.signal)) print(event);
   } finally {
-    removeHandlers();
     await session.close();
+    removeHandlers();
+    onStdoutClosed(undefined);
     await mcp.close();
   }
+  if (readerGone && endedBy === undefined) return 0;
   if (endedBy !== undefined) {
     run.failure = { kind: "aborted", message: `interrupted by ${endedBy}` };
     return SIGNAL_EXIT_CODES[endedBy];
