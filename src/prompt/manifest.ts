@@ -9,7 +9,7 @@
  *   await recordUsage(path, usage);                  // input, cached, output, reasoning
  */
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ErrorObject } from "ajv";
 import { makePrivateDirs } from "../config/valarmind-dir.ts";
@@ -60,11 +60,31 @@ export async function writeManifest(sessionDir: string, manifest: Manifest): Pro
   return path;
 }
 
+/** Manifests valarmind writes are tens of KB; anything far larger is not one of them. */
+const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
 export async function readManifest(path: string): Promise<Manifest> {
+  // A clone can ship anything under .valarmind/: a FIFO would block the read forever, a symlink
+  // would show another file as this session's (and its contents in the error).
+  const info = await lstat(path).catch(() => undefined);
+  if (info && !info.isFile()) {
+    throw new ValarmindError(`${path}: not a manifest (${info.isSymbolicLink() ? "a symbolic link" : info.isFIFO() ? "a FIFO" : "not a regular file"}); not read`, {
+      hint: "valarmind writes manifests as plain files; remove this one (a cloned repository may have shipped it).",
+    });
+  }
+  if (info && info.size > MAX_MANIFEST_BYTES) {
+    throw new ValarmindError(`${path}: ${info.size} bytes, far larger than a manifest; not read`, { hint: "Delete it; a manifest only describes a past call." });
+  }
   let value: unknown;
   try {
     value = JSON.parse(await readFile(path, "utf8"));
   } catch (error) {
+    if (error instanceof SyntaxError) {
+      // The parser quotes what it found: not echoed (the file may be anything).
+      throw new ValarmindError(`${path}: cannot read the manifest (not valid JSON)`, {
+        hint: "Manifests are written by valarmind; delete a damaged one, it only describes a past call.",
+      });
+    }
     throw new ValarmindError(`${path}: cannot read the manifest (${describeError(error)})`, {
       hint: "Manifests are written by valarmind; delete a damaged one, it only describes a past call.",
     });

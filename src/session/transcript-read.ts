@@ -8,7 +8,7 @@
  * older version are migrated in memory (transcript-migrations.ts, ADR 0078), never rewritten; a
  * record of a newer version is refused as a usage error naming the file.
  */
-import { readFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { describeError, UsageError, ValarmindError } from "../errors.ts";
 import { TRANSCRIPT_VERSION, TranscriptRecordSchema, type SessionHeader, type TranscriptRecord } from "./transcript-schema.ts";
@@ -97,6 +97,13 @@ function parseLine(file: string, lineNo: number, line: string, migrations: reado
  * comment). Never writes. `migrations` is for tests; valarmind reads with TRANSCRIPT_MIGRATIONS.
  */
 export function readSession(file: string, migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS): ReadSessionResult {
+  // Named directly (--resume FILE, a path found elsewhere): a FIFO would block, a link be followed.
+  const info = lstatSync(file);
+  if (!info.isFile()) {
+    throw new ValarmindError(`${file} is not a transcript (${info.isSymbolicLink() ? "a symbolic link" : info.isFIFO() ? "a FIFO" : "not a regular file"}); not read`, {
+      hint: "valarmind writes transcripts as plain files in .valarmind/sessions/; remove this one (a cloned repository may have shipped it).",
+    });
+  }
   const lines = readFileSync(file, "utf8").split("\n");
   // A file that ends with "\n" splits into a trailing "": then the last line is complete.
   const last = lines.pop() ?? "";

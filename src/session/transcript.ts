@@ -67,10 +67,24 @@ function refFromFile(paths: WorkspacePaths, name: string): SessionRef | undefine
   return { id: match[2], stamp: match[1], file: join(paths.sessionsDir, name), dir: join(paths.sessionsDir, match[2]) };
 }
 
-/** All sessions of the workspace, oldest first (file names start with the start time). */
+/**
+ * All sessions of the workspace, oldest first (file names start with the start time). Only
+ * regular files count: a clone can ship a FIFO (every reader would block) or a symlink (another
+ * file shown, and appended to, as this workspace's session) named like a transcript.
+ */
+/** Entries named like transcripts that are not regular files (skipped by listSessions), with what they are. */
+export function strayTranscripts(paths: WorkspacePaths): Array<{ file: string; what: string }> {
+  if (!existsSync(paths.sessionsDir)) return [];
+  return readdirSync(paths.sessionsDir, { withFileTypes: true })
+    .filter((entry) => !entry.isFile() && refFromFile(paths, entry.name) !== undefined)
+    .map((entry) => ({ file: join(paths.sessionsDir, entry.name), what: entry.isSymbolicLink() ? "a symbolic link" : entry.isFIFO() ? "a FIFO" : entry.isDirectory() ? "a directory" : "not a regular file" }));
+}
+
 export function listSessions(paths: WorkspacePaths): SessionRef[] {
   if (!existsSync(paths.sessionsDir)) return [];
-  return readdirSync(paths.sessionsDir)
+  return readdirSync(paths.sessionsDir, { withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name)
     .sort()
     .map((name) => refFromFile(paths, name))
     .filter((ref): ref is SessionRef => ref !== undefined);

@@ -2,7 +2,7 @@
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { describeError } from "../../errors.ts";
-import { describeSession, findSession, listSessions, readSession } from "../../session/transcript.ts";
+import { describeSession, findSession, listSessions, readSession, strayTranscripts } from "../../session/transcript.ts";
 import type { TranscriptRecord } from "../../session/transcript-schema.ts";
 import { damagedSideFile } from "../../session/damaged-lines.ts";
 import { describeRenumbering } from "../../session/turn-order.ts";
@@ -25,6 +25,9 @@ function oneLine(text: string, max = 70): string {
 
 export async function listSessionsCommand(opts: { json: boolean }): Promise<number> {
   const paths = workspacePaths(findWorkspaceRoot());
+  for (const stray of strayTranscripts(paths)) {
+    process.stderr.write(terminalSafe(`valarmind: skipped ${stray.file}: ${stray.what}, not a transcript valarmind wrote; remove it (a cloned repository may have shipped it)\n`));
+  }
   const listings = listSessions(paths).map((ref) => {
     try {
       return describeSession(ref);
