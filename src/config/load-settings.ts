@@ -8,6 +8,7 @@
  * setting it holds is ignored and reported, so a clone can neither widen what runs unasked nor
  * send the user's key to its own base URL.
  */
+import { nonRegularFile } from "./non-regular-file.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Value, type ValueError } from "@sinclair/typebox/value";
@@ -48,9 +49,10 @@ export function readLayer(file: string): PartialSettings {
       hint: "Remove or rename that directory; settings go in a JSON file of that name (docs/configuration.md).",
     });
   }
-  if (!info.isFile()) {
+  const special = nonRegularFile(info);
+  if (special !== undefined) {
     // A FIFO would block the read forever; a device might never end.
-    throw new UsageError(`${file}: is not a regular file (${info.isFIFO() ? "a FIFO" : "a socket or device"}), so it was not read`, {
+    throw new UsageError(`${file}: is not a regular file (${special}), so it was not read`, {
       hint: "Remove it (a cloned repository may have shipped it); settings go in a JSON file of that name (docs/configuration.md).",
     });
   }

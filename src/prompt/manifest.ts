@@ -8,6 +8,7 @@
  *   ... after the call:
  *   await recordUsage(path, usage);                  // input, cached, output, reasoning
  */
+import { nonRegularFile } from "../config/non-regular-file.ts";
 import { existsSync } from "node:fs";
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -67,8 +68,9 @@ export async function readManifest(path: string): Promise<Manifest> {
   // A clone can ship anything under .valarmind/: a FIFO would block the read forever, a symlink
   // would show another file as this session's (and its contents in the error).
   const info = await lstat(path).catch(() => undefined);
-  if (info && !info.isFile()) {
-    throw new ValarmindError(`${path}: not a manifest (${info.isSymbolicLink() ? "a symbolic link" : info.isFIFO() ? "a FIFO" : "not a regular file"}); not read`, {
+  const special = info && nonRegularFile(info);
+  if (info && special !== undefined) {
+    throw new ValarmindError(`${path}: not a manifest (${special}); not read`, {
       hint: "valarmind writes manifests as plain files; remove this one (a cloned repository may have shipped it).",
     });
   }

@@ -99,12 +99,12 @@ function sessionIdsIn(dir: string): string[] {
   return readdirSync(dir).filter((name) => SESSION_ID.test(name));
 }
 
-function candidateOf(id: string, ref: SessionRef | undefined, paths: WorkspacePaths): PruneCandidate {
+function candidateOf(id: string, ref: SessionRef | undefined, paths: WorkspacePaths, describe: boolean): PruneCandidate {
   const files = existing([...(ref ? [ref.file, damagedSideFile(ref.file)] : []), join(paths.sessionsDir, id), join(checkpointsDir(paths), id)]);
   const sizes = files.map(footprint);
   let turns = 0;
   let firstMessage = "";
-  if (ref) {
+  if (ref && describe) {
     try {
       ({ turns, firstMessage } = describeSession(ref));
     } catch (error) {
@@ -123,21 +123,22 @@ function candidateOf(id: string, ref: SessionRef | undefined, paths: WorkspacePa
 }
 
 /** What pruning sessions unused for `olderThanDays` days would remove. Reads only. */
-export function planPrune(paths: WorkspacePaths, options: { olderThanDays: number; now?: Date }): PrunePlan {
+export function planPrune(paths: WorkspacePaths, options: { olderThanDays: number; now?: Date; describe?: boolean }): PrunePlan {
   const cutoff = (options.now ?? new Date()).getTime() - options.olderThanDays * DAY_MS;
   const refs = new Map(listSessions(paths).map((ref) => [ref.id, ref]));
   const ids = new Set([...refs.keys(), ...sessionIdsIn(paths.sessionsDir), ...sessionIdsIn(checkpointsDir(paths))]);
   const old: PruneCandidate[] = [];
   const kept: string[] = [];
   for (const id of [...ids].sort()) {
-    const candidate = candidateOf(id, refs.get(id), paths);
+    const candidate = candidateOf(id, refs.get(id), paths, options.describe !== false);
     if (candidate.paths.length === 0) continue;
     if (candidate.lastUsed.getTime() <= cutoff) old.push(candidate);
     else kept.push(id);
   }
   // A kept fork still undoes its copied turns from the sessions it came from.
   const parents = new Set<string>();
-  for (const id of kept) {
+  // Only an old session can be a parent worth keeping: with none, no kept transcript is read.
+  for (const id of old.length > 0 ? kept : []) {
     const ref = refs.get(id);
     if (!ref) continue;
     try {

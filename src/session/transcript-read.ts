@@ -8,6 +8,7 @@
  * older version are migrated in memory (transcript-migrations.ts, ADR 0078), never rewritten; a
  * record of a newer version is refused as a usage error naming the file.
  */
+import { nonRegularFile } from "../config/non-regular-file.ts";
 import { lstatSync, readFileSync } from "node:fs";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { describeError, UsageError, ValarmindError } from "../errors.ts";
@@ -98,9 +99,9 @@ function parseLine(file: string, lineNo: number, line: string, migrations: reado
  */
 export function readSession(file: string, migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS): ReadSessionResult {
   // Named directly (--resume FILE, a path found elsewhere): a FIFO would block, a link be followed.
-  const info = lstatSync(file);
-  if (!info.isFile()) {
-    throw new ValarmindError(`${file} is not a transcript (${info.isSymbolicLink() ? "a symbolic link" : info.isFIFO() ? "a FIFO" : "not a regular file"}); not read`, {
+  const special = nonRegularFile(lstatSync(file));
+  if (special !== undefined) {
+    throw new ValarmindError(`${file} is not a transcript (${special}); not read`, {
       hint: "valarmind writes transcripts as plain files in .valarmind/sessions/; remove this one (a cloned repository may have shipped it).",
     });
   }

@@ -19,6 +19,7 @@
  * written; the records handed back to the caller, and so the live session, are not. The file is
  * created 0600 inside the private `.valarmind/` (ensureValarmindDir).
  */
+import { nonRegularFile } from "../config/non-regular-file.ts";
 import { fileSystemFailure } from "../state/fs-failure.ts";
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, statSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -77,7 +78,7 @@ export function strayTranscripts(paths: WorkspacePaths): Array<{ file: string; w
   if (!existsSync(paths.sessionsDir)) return [];
   return readdirSync(paths.sessionsDir, { withFileTypes: true })
     .filter((entry) => !entry.isFile() && refFromFile(paths, entry.name) !== undefined)
-    .map((entry) => ({ file: join(paths.sessionsDir, entry.name), what: entry.isSymbolicLink() ? "a symbolic link" : entry.isFIFO() ? "a FIFO" : entry.isDirectory() ? "a directory" : "not a regular file" }));
+    .map((entry) => ({ file: join(paths.sessionsDir, entry.name), what: nonRegularFile(entry) ?? "not a regular file" }));
 }
 
 export function listSessions(paths: WorkspacePaths): SessionRef[] {

@@ -12,6 +12,7 @@
  * - secrets never reach the file: every string of a state about to be written is redacted (before
  *   validation, so the file stays schema-valid), and the store hands back the state as written.
  */
+import { nonRegularFile } from "../config/non-regular-file.ts";
 import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
@@ -190,7 +191,8 @@ export class FileStateStore implements StateStore {
       // A FIFO, socket or device shipped in its place would block the read forever (or never end).
       const info = await stat(file);
       // (A directory fails the read below with its own clear error.)
-      if (!info.isFile() && !info.isDirectory()) return { kind: "bad", raw: "", reason: `not a regular file (${info.isFIFO() ? "a FIFO" : "a socket or device"}), so it was not read` };
+      const special = info.isDirectory() ? undefined : nonRegularFile(info);
+      if (special !== undefined) return { kind: "bad", raw: "", reason: `not a regular file (${special}), so it was not read` };
       raw = await readFile(file, "utf8");
     } catch (error) {
       if ((error as { code?: unknown }).code === "ENOENT") return { kind: "missing" };

@@ -47,7 +47,8 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
   for (const s of listings) {
     print(`${s.id.padEnd(10)} ${s.startedAt.slice(0, 19).replace("T", " ").padEnd(20)} ${String(s.turns).padStart(5)}  ${oneLine(s.firstMessage)}\n`);
   }
-  const old = planPrune(paths, { olderThanDays: PRUNE_HINT_DAYS }).remove;
+  // Sizes only: the listing above already read every transcript.
+  const old = planPrune(paths, { olderThanDays: PRUNE_HINT_DAYS, describe: false }).remove;
   if (old.length > 0) {
     print(`\n${old.length} session(s) unused for over ${PRUNE_HINT_DAYS} days take ${formatBytes(old.reduce((n, c) => n + c.bytes, 0))}; 'valarmind sessions prune' lists them, '--yes' removes them\n`);
   }
