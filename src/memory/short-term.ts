@@ -85,6 +85,12 @@ export class ShortTermMemory {
   summary: RollingSummary | undefined;
   /** The working state as the cached part of the prompt shows it (a `state_snapshot` record's). */
   stateSnapshot: { turn: number; state: unknown } | undefined;
+  /**
+   * The working state as the window's turns last showed it: set when a turn's state changes are
+   * taken (they are a delta from it), cleared at a fold or a new snapshot — a fold may take the
+   * turns that showed earlier changes, so the next turn's changes count from the snapshot again.
+   */
+  stateSeen: { turn: number; state: unknown } | undefined;
   /** The highest turn number seen. */
   lastTurn = 0;
   /** A turn whose user message reached the transcript but which never ended; the agent may retry it. */
@@ -157,6 +163,7 @@ export class ShortTermMemory {
           }
           break;
         case "summary":
+          memory.stateSeen = undefined;
           memory.summary = { text: record.text, fromTurn: record.from_turn, throughTurn: record.through_turn, ...(record.tokens !== undefined && { tokens: record.tokens }) };
           // What those turns held back went to the working set then: its next record says so.
           for (const turn of memory.window.dropThrough(record.through_turn)) memory.heldBack.delete(turn.turn);
@@ -166,6 +173,13 @@ export class ShortTermMemory {
           break;
         case "state_snapshot":
           memory.stateSnapshot = { turn: record.turn, state: record.state };
+          memory.stateSeen = undefined;
+          break;
+        case "turn_context":
+          if (open?.turn.turn === record.turn) {
+            open.turn.context = { stateChanges: record.state_changes, context: record.context, shown: record.shown };
+            if (record.state) memory.stateSeen = { turn: record.turn, state: record.state };
+          }
           break;
         case "undo":
         case "redo":
@@ -206,6 +220,11 @@ export class ShortTermMemory {
     if (!last) return undefined;
     const summary = await foldTurns(this.summary, block, summarizer, signal);
     return this.applyFold({ summary, throughTurn: last.turn, summarizer: summarizer.name }, decision?.reason === "cost" ? "cost" : "window_full");
+  }
+
+  /** A turn's per-turn part was taken (its first request): its state changes, if any, are now what the model has seen. */
+  noteTurnContext(turn: number, state: unknown): void {
+    if (state !== undefined) this.stateSeen = { turn, state };
   }
 
   /** Holds a long output of `turn` back from the working set while it is whole in the window. */
@@ -250,6 +269,7 @@ export class ShortTermMemory {
       this.heldBack.delete(turn.turn);
     }
     this.summary = fold.summary;
+    this.stateSeen = undefined;
     this.events.push({ type: "window_folded", fromTurn: from, throughTurn: fold.throughTurn, reason, summarizer: fold.summarizer });
     return {
       kind: "summary",

@@ -15,14 +15,20 @@ export function stateSnapshotOf(memory: ShortTermMemory, file: string): StateSna
   return checkedSnapshot(memory.stateSnapshot, file);
 }
 
-/** The builder's `sources.stateSnapshot`, when there is a valid snapshot. */
-export function snapshotSource(memory: ShortTermMemory, file: string): { stateSnapshot?: StateSnapshot } {
+/**
+ * The builder's `sources.stateSnapshot`, when there is a valid snapshot, and `stateSeen`, when a
+ * window turn's state changes showed a later state (the next turn's changes count from it).
+ */
+export function snapshotSource(memory: ShortTermMemory, file: string): { stateSnapshot?: StateSnapshot; stateSeen?: StateSnapshot } {
   const snap = stateSnapshotOf(memory, file);
-  return snap ? { stateSnapshot: snap } : {};
+  if (!snap) return {};
+  const seen = checkedSnapshot(memory.stateSeen, file);
+  return seen && seen.turn >= snap.turn ? { stateSnapshot: snap, stateSeen: seen } : { stateSnapshot: snap };
 }
 
 export async function takeStateSnapshot(store: StateStore, memory: ShortTermMemory, transcript: SessionTranscript, turn: number): Promise<void> {
   const { state } = await store.read();
   memory.stateSnapshot = { turn, state };
+  memory.stateSeen = undefined;
   transcript.append({ kind: "state_snapshot", turn, state: state as unknown as Record<string, unknown> });
 }

@@ -24,10 +24,37 @@ export interface ToolExchange {
 
 export type TurnItem = AssistantItem | ToolExchange;
 
+/** What a turn's volatile context showed (volatile-context.ts), so a later turn sends only what changed. */
+export interface ContextShown {
+  /** "2026-01-31 Sat 12:34 (UTC-03:00)". */
+  time?: string;
+  /** The git head line and change lines, as shown ("branch main, 2 changed", "M src/a.ts"). */
+  git?: { head: string; changes: string[] };
+  /** Touched files ("src/a.ts 2/5") and symbols ("parseArgs (3×)") as shown: their counts only grow, so an equal entry is unchanged. */
+  files?: string[];
+  symbols?: string[];
+}
+
+/**
+ * The per-turn part of a turn's requests (ADR 0074): the working-state changes and the volatile
+ * context, taken at the turn's first request, sent after its message in every step, and kept
+ * with the turn in the window — so the next turn's request repeats this one's whole prefix.
+ * Both are deltas: what changed since the turns before showed it.
+ */
+export interface TurnContext {
+  /** The `working_state_changes` block as sent, or "". */
+  stateChanges: string;
+  /** The `volatile_context` block as sent, or "". */
+  context: string;
+  shown: ContextShown;
+}
+
 export interface Turn {
   turn: number;
   user: string;
   items: TurnItem[];
+  /** The turn's per-turn part as its requests sent it; absent for turns recorded before it existed. */
+  context?: TurnContext;
   stopReason?: "completed" | "incomplete" | "error" | "aborted" | "max_steps";
   usage?: Usage;
 }
@@ -39,4 +66,9 @@ export function finalAnswer(turn: Turn): string {
     if (item?.kind === "assistant" && item.text.trim() !== "") return item.text;
   }
   return "";
+}
+
+/** The message a turn's per-turn part is in the prompt: the two blocks joined, as the request assembly merges them; "" when none. */
+export function turnContextText(context: TurnContext | undefined): string {
+  return context ? context.stateChanges + context.context : "";
 }

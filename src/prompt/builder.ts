@@ -27,7 +27,7 @@ import type { Settings } from "../config/settings-schema.ts";
 import type { MemoryChanges, MemoryView } from "../memory/short-term.ts";
 import { ExtractiveSummarizer, foldTurns, type RollingSummary } from "../memory/summary.ts";
 import { TouchedEntities } from "../memory/touched.ts";
-import type { Turn } from "../memory/turn.ts";
+import type { Turn, TurnContext } from "../memory/turn.ts";
 import { reasoningFor } from "../model/client-factory.ts";
 import type { FunctionToolSpec, ModelRequest } from "../model/types.ts";
 import { STATE_TOKEN_CAP } from "../state/projection.ts";
@@ -43,6 +43,7 @@ import { contentHash, renderPass } from "./render-pass.ts";
 import { toolPiece } from "./request-assembly.ts";
 import type { CurrentTask, FoldAsk, InstructionFile, SectionContext } from "./section.ts";
 import { mainTurnRegions } from "./standard-regions.ts";
+import { volatileContextDelta } from "./sections/volatile-context.ts";
 import { countTokensIfReady, loadTokenizer } from "../tokens/tokenizer.ts";
 
 export type BuildSettings = Pick<Settings, "model" | "maxContextTokens" | "toolOutputTokens" | "windowBlockTurns" | "reasoningEffort">;
@@ -68,6 +69,8 @@ export interface BuildInput {
     state?: WorkingState;
     /** The snapshot the cached part shows (ADR 0063); without one, `state` is shown whole. */
     stateSnapshot?: { turn: number; state: WorkingState };
+    /** The state as a window turn's state changes last showed it, when later than the snapshot. */
+    stateSeen?: { turn: number; state: WorkingState };
     git?: GitInfo;
     /** Instruction files refused by confinement: not in the prompt, recorded as dropped. */
     refused?: readonly RefusedInstructionFile[];
@@ -102,6 +105,12 @@ export interface BuiltRequest {
   changes: MemoryChanges;
   /** This request's pieces as sent: the next request of the session is compared with it. */
   prefix: PrefixSnapshot;
+  /**
+   * A turn request's per-turn part as sent (state changes, volatile context): the session keeps
+   * it for the turn's later steps (`task.context`) and with the turn in the window (ADR 0074).
+   * `state` is the working state its changes showed, when it showed any.
+   */
+  turnContext?: TurnContext & { state?: WorkingState };
 }
 
 /** What `planRequest` returns: the request, or the fold that must be made before it can be built. */
@@ -189,6 +198,7 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     windowBlockTurns: input.settings.windowBlockTurns,
     state: sources.state,
     stateSnapshot: sources.stateSnapshot,
+    ...(sources.stateSeen && { stateSeen: sources.stateSeen }),
     stateCap: STATE_TOKEN_CAP,
     workingSet: memory?.workingSet ?? [],
     overflowPolicy: memory?.overflowPolicy ?? "priority",
@@ -264,5 +274,17 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
   const pieces = prefixPieces(pass.pieces);
   manifest.prefix = comparePrefix(input.previous, pieces, count);
   const label = purpose === "turn" ? `turn ${input.turn} step ${input.step ?? 1}` : `${purpose} request at turn ${input.turn}`;
-  return { kind: "request", built: { request, manifest, changes: cut.changes, prefix: { label, pieces } } };
+  const turnContext = purpose === "turn" ? sentTurnContext(cut.ctx, pass.pieces) : undefined;
+  return { kind: "request", built: { request, manifest, changes: cut.changes, prefix: { label, pieces }, ...(turnContext && { turnContext }) } };
+}
+
+/** The per-turn part this request sent: the frozen one, or what its sections rendered (after any cutoff). */
+function sentTurnContext(ctx: SectionContext, pieces: readonly { id: string; text?: string }[]): BuiltRequest["turnContext"] {
+  const task = ctx.task;
+  if (!task) return undefined;
+  if (task.context) return task.context;
+  const stateChanges = pieces.find((p) => p.id === "working_state_changes")?.text ?? "";
+  const context = pieces.find((p) => p.id === "volatile_context")?.text ?? "";
+  const shown = context === "" ? {} : volatileContextDelta(ctx).shown;
+  return { stateChanges, context, shown, ...(stateChanges !== "" && ctx.state && { state: ctx.state }) };
 }

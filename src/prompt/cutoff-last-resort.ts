@@ -92,7 +92,13 @@ export async function shortenEvictedTurns(run: CutoffRun): Promise<void> {
 
 /** The steps after the ordinary four, in order, each only while the request is still over budget. */
 export async function applyLastResort(run: CutoffRun): Promise<void> {
-  if (over(run) && (run.ctx.git || run.ctx.touchedFiles.length > 0 || run.ctx.touchedSymbols.length > 0)) {
+  const frozen = run.ctx.task?.context;
+  if (over(run) && frozen && frozen.context !== "") {
+    // A later step of the turn: its volatile context was taken at the first request; it goes whole.
+    const before = tokensOf(run.pass, "volatile_context");
+    await step(run, "trim_context", { ...run.ctx, task: { ...run.ctx.task!, context: { ...frozen, context: "" } } }, () => "volatile context (as taken at the turn's first request) left out");
+    run.dropped.push({ id: "volatile_context", tokens: before, reason: "budget_last_resort", detail: "the turn's volatile context left out of this request" });
+  } else if (over(run) && !frozen && (run.ctx.git || run.ctx.touchedFiles.length > 0 || run.ctx.touchedSymbols.length > 0)) {
     const before = tokensOf(run.pass, "volatile_context");
     await step(run, "trim_context", { ...run.ctx, git: undefined, touchedFiles: [], touchedSymbols: [] }, () => "volatile context cut to the time (git status, touched files and symbols left out)");
     run.dropped.push({ id: "volatile_context", tokens: Math.max(0, before - tokensOf(run.pass, "volatile_context")), reason: "budget_last_resort", detail: "git status and touched files left out of this request" });
@@ -116,9 +122,11 @@ export async function applyLastResort(run: CutoffRun): Promise<void> {
     run.dropped.push({ id: "summary", tokens: Math.max(0, tokens - tokensOf(run.pass, "summary")), reason: "budget_last_resort", detail: `rolling summary of turns ${summary.fromTurn}–${summary.throughTurn} ${run.ctx.summary?.text === "" ? "left out of" : "cut head+tail in"} this request (the transcript keeps it)` });
   }
 
-  if (over(run) && (run.ctx.state || run.ctx.stateSnapshot)) {
+  if (over(run) && (run.ctx.state || run.ctx.stateSnapshot || (run.ctx.task?.context?.stateChanges ?? "") !== "")) {
     const tokens = tokensOf(run.pass, "working_state") + tokensOf(run.pass, "working_state_changes");
-    await step(run, "drop_state", { ...run.ctx, state: undefined, stateSnapshot: undefined }, () => "working state left out of this request");
+    const task = run.ctx.task;
+    const withoutChanges = task?.context ? { task: { ...task, context: { ...task.context, stateChanges: "" } } } : {};
+    await step(run, "drop_state", { ...run.ctx, state: undefined, stateSnapshot: undefined, stateSeen: undefined, ...withoutChanges }, () => "working state left out of this request");
     run.dropped.push({ id: "working_state", tokens, reason: "budget_last_resort", detail: "working state left out of this request (.valarmind/memory/state.json keeps it)" });
   }
 

@@ -147,7 +147,8 @@ export async function applyCutoff(input: CutoffInput): Promise<CutoffResult | Fo
     for (const turn of block) {
       dropped.push({ id: `turn:${turn.turn}`, tokens: tokensOf(run.pass, `turn:${turn.turn}`), reason: "folded_into_summary", detail: `folded into the rolling summary (${name})` });
     }
-    run.ctx = { ...run.ctx, turns: run.ctx.turns.slice(block.length), summary };
+    // A folded turn may have shown state changes a later turn's changes count from: the next ones count from the snapshot again.
+    run.ctx = { ...run.ctx, turns: run.ctx.turns.slice(block.length), summary, stateSeen: undefined };
     changes.fold = { summary, throughTurn: last.turn, summarizer: name };
     run.pass = await input.rerender(run.ctx);
     record("fold_window", `turns ${first.turn}–${last.turn} folded into the summary (${name}${note})`, before);

@@ -13,7 +13,7 @@ import { damageNotice } from "../session/damaged-lines.ts";
 import { findSession, latestSession, readSession, UnreadableTranscriptError, type ReadSessionResult, type SessionRef } from "../session/transcript.ts";
 import { describeRenumbering } from "../session/turn-order.ts";
 import { createStateStore } from "../store/create-state-store.ts";
-import { checkedSnapshot } from "../state/validate.ts";
+import { snapshotSource } from "../memory/state-snapshot.ts";
 import { buildRequest, exactCounter, type BuiltRequest } from "./builder.ts";
 import { readGitInfo } from "./git-info.ts";
 import { expandAttachmentsSafely } from "./attachment-files.ts";
@@ -46,10 +46,6 @@ export interface NextRequest extends BuiltRequest {
 
 /** Session id shown for a workspace with no session yet (the real one is random). */
 export const NEW_SESSION_ID = "new";
-
-function snapshotSource(snapshot: ReturnType<typeof checkedSnapshot>) {
-  return snapshot ? { stateSnapshot: snapshot } : {};
-}
 
 /** The transcript, read-only; one that cannot be read is told and previewed as a new session, as `chat --continue` would go on. */
 function readForPreview(file: string, notices: string[]): ReadSessionResult | undefined {
@@ -105,7 +101,7 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
     task = { userText: expanded.text, items: [], ...(expanded.images.length > 0 && { images: expanded.images }) };
   } else if (memory.pending) {
     turn = memory.pending.turn;
-    task = { userText: memory.pending.user, items: memory.pending.items };
+    task = { userText: memory.pending.user, items: memory.pending.items, ...(memory.pending.context && { context: memory.pending.context }) };
     notices.push(`turn ${turn} never finished; previewing its retry`);
   } else {
     notices.push("no message given: the request has no current task (pass one: valarmind prompt --dry-run \"...\")");
@@ -119,7 +115,7 @@ export async function buildNextRequest(options: NextRequestOptions): Promise<Nex
     turn,
     ...(options.now && { now: options.now }),
     ...(options.tools && { tools: options.tools }),
-    sources: { state: stateRead.state, git, ...files, ...snapshotSource(checkedSnapshot(memory.stateSnapshot, ref?.file ?? "state snapshot")) },
+    sources: { state: stateRead.state, git, ...files, ...snapshotSource(memory, ref?.file ?? "state snapshot") },
     memory: memory.view(),
     ...(task && { task }),
     ...(options.budgetTokens !== undefined && { budgetTokens: options.budgetTokens }),

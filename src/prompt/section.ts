@@ -12,7 +12,7 @@
 import type { InputImage, InputItem } from "../model/types.ts";
 import type { TouchedEntity } from "../memory/touched.ts";
 import type { RollingSummary } from "../memory/summary.ts";
-import type { Turn, TurnItem } from "../memory/turn.ts";
+import type { Turn, TurnContext, TurnItem } from "../memory/turn.ts";
 import type { WorkingSetItem } from "../memory/working-set.ts";
 import type { OverflowPolicy } from "../memory/working-set-policy.ts";
 import type { WorkingState } from "../state/schema.ts";
@@ -95,6 +95,8 @@ export interface CurrentTask {
   items: readonly TurnItem[];
   /** Images attached to the message: sent with this turn's requests only (the text keeps a note of each). */
   images?: readonly AttachedImage[];
+  /** The turn's per-turn part as its first request sent it (ADR 0074): every later step sends the same bytes. */
+  context?: TurnContext;
 }
 
 export interface SectionContext {
@@ -115,8 +117,13 @@ export interface SectionContext {
   /** The window's block size (the cutoff folds a block at a time). */
   windowBlockTurns: number;
   state: WorkingState | undefined;
-  /** The state as the cached part of the prompt shows it; `state` minus this is sent as changes. */
+  /** The state as the cached part of the prompt shows it. */
   stateSnapshot: { turn: number; state: WorkingState } | undefined;
+  /**
+   * The state as the window's turns last showed it (a turn's state changes after the snapshot);
+   * `state` minus this — or minus the snapshot without it — is this turn's state changes.
+   */
+  stateSeen?: { turn: number; state: WorkingState };
   /** Token cap of the state projection (the cutoff lowers it). */
   stateCap: number;
   workingSet: readonly WorkingSetItem[];

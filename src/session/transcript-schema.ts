@@ -2,7 +2,7 @@
  * The session transcript format: `.valarmind/sessions/<time>-<id>.jsonl`, one JSON record per
  * line, append-only, every line versioned (`v`). One TypeBox definition gives the types and the
  * compiled validator. A reader meets records in this order: one `session` header, then per turn
- * `user`, any number of `assistant` / `tool_call` (one per model step), `turn_end`; `summary`
+ * `user`, its `turn_context`, any number of `assistant` / `tool_call` (one per model step), `turn_end`; `summary`
  * (a window fold), `working_set` (snapshot), `note`, `undo` and `redo` records may appear between turns.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
@@ -148,6 +148,28 @@ export const RedoRecordSchema = record("redo", {
   forced: Type.Optional(Type.Boolean()),
 });
 
+/**
+ * A turn's per-turn part (ADR 0074) as its first request sent it: the working-state changes and
+ * volatile-context blocks, what the context showed (so later turns send only what changed), and
+ * the state its changes showed. The window shows it with the turn, byte for byte, after a resume
+ * too. Added within version 1: an older valarmind skips it as a damaged line.
+ */
+export const TurnContextRecordSchema = record("turn_context", {
+  turn: Turn,
+  state_changes: Type.String(),
+  context: Type.String(),
+  shown: Type.Object(
+    {
+      time: Type.Optional(Type.String()),
+      git: Type.Optional(Type.Object({ head: Type.String(), changes: Type.Array(Type.String()) }, { additionalProperties: false })),
+      files: Type.Optional(Type.Array(Type.String())),
+      symbols: Type.Optional(Type.Array(Type.String())),
+    },
+    { additionalProperties: false },
+  ),
+  state: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
 export const TranscriptRecordSchema = Type.Union([
   SessionHeaderSchema,
   UserRecordSchema,
@@ -160,6 +182,7 @@ export const TranscriptRecordSchema = Type.Union([
   StateSnapshotRecordSchema,
   UndoRecordSchema,
   RedoRecordSchema,
+  TurnContextRecordSchema,
 ]);
 
 export type SessionHeader = Static<typeof SessionHeaderSchema>;
@@ -174,6 +197,7 @@ export type NoteRecord = Static<typeof NoteRecordSchema>;
 export type StateSnapshotRecord = Static<typeof StateSnapshotRecordSchema>;
 export type UndoRecord = Static<typeof UndoRecordSchema>;
 export type RedoRecord = Static<typeof RedoRecordSchema>;
+export type TurnContextRecord = Static<typeof TurnContextRecordSchema>;
 export type TranscriptRecord = Static<typeof TranscriptRecordSchema>;
 export type TranscriptKind = TranscriptRecord["kind"];
 

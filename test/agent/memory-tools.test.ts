@@ -71,10 +71,13 @@ describe("memory tools change state.json and the next prompt", () => {
     expect(state.decisions_recent).toEqual([expect.objectContaining({ title: "Use a hand-written lexer", why: "the generated one cannot report columns" })]);
     expect(state.conventions).toEqual({ tests: "bun test, one file per module" });
 
-    // Within the turn: the second step already sees the first step's changes.
-    expect(workingStateSection(0)).toBe("");
-    expect(workingStateSection(1)).toContain("Ship the v1 parser");
-    expect(workingStateSection(2)).toContain("waiting for the CI runner upgrade");
+    // Within the turn every step sends the per-turn part its first request took (ADR 0074), so
+    // the steps share their prefix: the model learns its changes from its tool results now, and
+    // as state changes from the next turn on.
+    expect([0, 1, 2].map(workingStateSection)).toEqual(["", "", ""]);
+    const outputs = (index: number) => inputItems(server.requests[index]?.body ?? {}).filter((i) => i.type === "function_call_output").map((i) => i.output ?? "").join("\n");
+    expect(outputs(1)).toContain("Ship the v1 parser");
+    expect(outputs(2)).toContain("waiting for the CI runner upgrade");
 
     await runTurn(session, "what next?");
     const section = workingStateSection(3);

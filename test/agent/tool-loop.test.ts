@@ -81,8 +81,10 @@ describe("a multi-step tool loop", () => {
     await runTurn(session, "explain src/add.ts");
 
     const list = records(session).filter((r) => r.kind !== "working_set");
-    expect(list.map((r) => r.kind)).toEqual(["user", "state_snapshot", "assistant", "tool_call", "assistant", "turn_end"]);
-    const [user, , commentary, call, answer, end] = list;
+    expect(list.map((r) => r.kind)).toEqual(["user", "state_snapshot", "turn_context", "assistant", "tool_call", "assistant", "turn_end"]);
+    const [user, , context, commentary, call, answer, end] = list;
+    expect(context).toMatchObject({ kind: "turn_context", turn: 1, state_changes: "" });
+    expect((context as { context: string }).context).toContain("<volatile_context");
     expect(user).toMatchObject({ kind: "user", turn: 1, text: "explain src/add.ts" });
     expect(commentary).toMatchObject({ kind: "assistant", turn: 1, step: 1, text: "Reading." });
     expect(call).toMatchObject({ kind: "tool_call", turn: 1, step: 1, call_id: "call_r", name: "read_file", is_error: false });

@@ -67,7 +67,7 @@ describe("chat -p over Chat Completions", () => {
     const pairs = second.slice(1).map((m, i) => `${second[i]?.role}>${m.role}`);
     expect(pairs.filter((p) => p === "user>user" || p === "assistant>assistant")).toEqual([]);
 
-    expect(latestRecords(root).map((rec) => rec.kind)).toEqual(["user", "state_snapshot", "assistant", "tool_call", "assistant", "turn_end"]);
+    expect(latestRecords(root).map((rec) => rec.kind)).toEqual(["user", "state_snapshot", "turn_context", "assistant", "tool_call", "assistant", "turn_end"]);
   });
 
   test("--json: the usage event carries the cached tokens, and the manifest records the server's usage", async () => {

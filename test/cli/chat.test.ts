@@ -57,7 +57,7 @@ describe("chat -p", () => {
     expect(r.stdout).toBe("The answer is **42**.\n");
     expect(r.stderr).toBe("");
     expect(lastUserText(server.requests[0]?.body ?? {})).toBe("what is the answer?");
-    expect(latestRecords(root).map((rec) => rec.kind)).toEqual(["user", "state_snapshot", "assistant", "turn_end"]);
+    expect(latestRecords(root).map((rec) => rec.kind)).toEqual(["user", "state_snapshot", "turn_context", "assistant", "turn_end"]);
   });
 
   test("after tool calls only the last answer is printed; --verbose shows the calls on stderr", async () => {

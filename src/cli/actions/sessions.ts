@@ -79,6 +79,7 @@ function renderRecord(record: TranscriptRecord, raw: boolean): string | undefine
     case "redo":
       return `— ${record.kind} of turn ${record.of_turn}${record.forced ? " (--force)" : ""}: ${record.files.join(", ")}`;
     case "state_snapshot":
+    case "turn_context":
     case "working_set":
     case "session":
       return undefined;

@@ -4,7 +4,7 @@
  * exchanges carry their prompt summaries; any output still over the cap is shortened head+tail.
  */
 import type { InputItem } from "../../model/types.ts";
-import type { Turn, TurnItem } from "../../memory/turn.ts";
+import { turnContextText, type Turn, type TurnItem } from "../../memory/turn.ts";
 import { escapeOwnTags, tagged, type Piece, type Section, type SectionContext } from "../section.ts";
 import { shortenHeadTail } from "../shorten.ts";
 import { ARGUMENT_KEEP_CHARS, condenseToolArguments, CURRENT_ARGUMENT_KEEP_CHARS } from "../../memory/condense.ts";
@@ -61,7 +61,7 @@ export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, 
 }
 
 /**
- * A window turn's items: verbatim but for long past tool arguments. A turn's form is fixed once it
+ * A window turn's items: verbatim but for long past tool arguments, with its per-turn part after the message. A turn's form is fixed once it
  * entered the window and every request renders the whole window, so the items (and their tokens)
  * are made once per turn and output cap (the cutoff lowers the cap) instead of on every build.
  */
@@ -70,7 +70,10 @@ const windowForms = new WeakMap<Turn, { cap: number; items: InputItem[]; tokens?
 function windowForm(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count">): { cap: number; items: InputItem[]; tokens?: number } {
   let form = windowForms.get(turn);
   if (form?.cap !== ctx.toolOutputTokens) {
-    form = { cap: ctx.toolOutputTokens, items: [{ type: "message", role: "user", content: turn.user }, ...stepItems(turn.items, ctx, true)] };
+    // The turn's per-turn part (state changes, volatile context) sits where its requests sent it: after the message, before the steps.
+    const context = turnContextText(turn.context);
+    const preamble: InputItem[] = context === "" ? [] : [{ type: "message", role: "user", content: context }];
+    form = { cap: ctx.toolOutputTokens, items: [{ type: "message", role: "user", content: turn.user }, ...preamble, ...stepItems(turn.items, ctx, true)] };
     windowForms.set(turn, form);
   }
   return form;

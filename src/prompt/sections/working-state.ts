@@ -81,7 +81,11 @@ export const workingStateSection: Section = {
   },
 };
 
-/** What changed in the working state since the snapshot `working_state` shows; absent when nothing did. */
+/**
+ * What changed in the working state since the model last saw it — the snapshot, or the state
+ * changes a later window turn carries (`stateSeen`); absent when nothing did. Taken at the turn's
+ * first request and kept with the turn (ADR 0074), so each change is sent once.
+ */
 export const stateChangesSection: Section = {
   id: "working_state_changes",
   region: "state_changes",
@@ -92,10 +96,15 @@ export const stateChangesSection: Section = {
   format: "toon",
   reason: "working_state_changes",
   render: async (ctx) => {
-    const snapshot = ctx.stateSnapshot;
+    const frozen = ctx.task?.context;
+    if (frozen) {
+      if (frozen.stateChanges === "") return "";
+      return [{ id: "working_state_changes", type: "working_state", format: "toon", reason: "working_state_changes", detail: "as taken at this turn's first request", placement: "message", role: "user", text: frozen.stateChanges }];
+    }
+    const since = ctx.stateSeen ?? ctx.stateSnapshot;
     const state = ctx.state;
-    if (!snapshot || !state || snapshot.state === state) return "";
-    const [before, after] = await Promise.all([encodeOnce(snapshot.state, ctx.stateCap, ctx.count), encodeOnce(state, ctx.stateCap, ctx.count)]);
+    if (!since || !state || since.state === state) return "";
+    const [before, after] = await Promise.all([encodeOnce(since.state, ctx.stateCap, ctx.count), encodeOnce(state, ctx.stateCap, ctx.count)]);
     const changes = diffProjections(before.projection, after.projection);
     if (!changes) return "";
     const toon = encode(changes);
@@ -106,10 +115,10 @@ export const stateChangesSection: Section = {
         type: "working_state",
         format: "toon",
         reason: "working_state_changes",
-        detail: `changes to the working state since the snapshot of turn ${snapshot.turn} (${Object.keys(changes).join(", ")})`,
+        detail: `changes to the working state since turn ${since.turn} showed it (${Object.keys(changes).join(", ")})`,
         placement: "message",
         role: "user",
-        text: tagged("working_state_changes", toon, { since_turn: snapshot.turn, source: ".valarmind/memory/state.json" }),
+        text: tagged("working_state_changes", toon, { since_turn: since.turn, source: ".valarmind/memory/state.json" }),
       },
     ];
   },
