@@ -30,7 +30,7 @@ export interface ContextShown {
   time?: string;
   /** The git head line and change lines, as shown ("branch main, 2 changed", "M src/a.ts"). */
   git?: { head: string; changes: string[] };
-  /** Touched files ("src/a.ts 2/5") and symbols ("parseArgs (3×)") as shown: their counts only grow, so an equal entry is unchanged. */
+  /** Names of the touched files and symbols it listed: a later turn lists only names not shown yet. */
   files?: string[];
   symbols?: string[];
 }

@@ -3,8 +3,8 @@
  * files and symbols the session has touched. Taken once per turn, at its first request, and kept
  * with the turn in the window (ADR 0074): so it is a delta — only what changed since the window's
  * earlier turns showed it (the time when the minute moved on, git lines that are new or gone,
- * touched entries whose counts grew). A fold takes turns, and what they showed, out of the window;
- * the next turn shows it again. Branch and file names come from the repository (a path can read
+ * touched files and symbols the window's turns do not name yet). A fold takes turns, and what
+ * they showed, out of the window; the next turn shows it again. Branch and file names come from the repository (a path can read
  * `</volatile_context>`), so this is data in a user message, escaped like every tagged body.
  */
 import type { TouchedEntity } from "../../memory/touched.ts";
@@ -73,15 +73,17 @@ export function volatileContextDelta(ctx: Pick<SectionContext, "now" | "git" | "
       shown.git = { head, changes: listed };
     }
   }
-  const files = ctx.touchedFiles.slice(0, MAX_FILES).map(describeEntity).filter((entry) => !seen.files.has(entry));
+  // A file or symbol is told when the window's turns do not name it yet: their own calls show what
+  // happened to it since, so a grown count alone is not news.
+  const files = ctx.touchedFiles.slice(0, MAX_FILES).filter((e) => !seen.files.has(e.name));
   if (files.length > 0) {
-    lines.push(`touched files (edits/reads): ${files.join(", ")}`);
-    shown.files = files;
+    lines.push(`touched files (edits/reads): ${files.map(describeEntity).join(", ")}`);
+    shown.files = files.map((e) => e.name);
   }
-  const symbols = ctx.touchedSymbols.slice(0, MAX_SYMBOLS).map((s) => `${s.name} (${s.mentions}×)`).filter((entry) => !seen.symbols.has(entry));
+  const symbols = ctx.touchedSymbols.slice(0, MAX_SYMBOLS).filter((e) => !seen.symbols.has(e.name));
   if (symbols.length > 0) {
-    lines.push(`touched symbols: ${symbols.join(", ")}`);
-    shown.symbols = symbols;
+    lines.push(`touched symbols: ${symbols.map((s) => `${s.name} (${s.mentions}×)`).join(", ")}`);
+    shown.symbols = symbols.map((e) => e.name);
   }
   return { lines, shown };
 }
