@@ -49,6 +49,8 @@ export interface SessionListing {
   startedAt: string;
   turns: number;
   firstMessage: string;
+  /** The id the transcript's header names, when it is not the file's (the listing uses the file's: that is what opens). */
+  headerId?: string;
 }
 
 export interface ChatController {

@@ -24,7 +24,6 @@ import { fileSystemFailure } from "../state/fs-failure.ts";
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, statSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { SessionListing } from "../agent/front-end-contract.ts";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 import { UsageError, ValarmindError } from "../errors.ts";
@@ -143,18 +142,7 @@ export function findSession(paths: WorkspacePaths, idOrFile: string): SessionRef
   });
 }
 
-/** Turn count and first user message of a session, for listings. */
-export function describeSession(ref: SessionRef): SessionListing {
-  const { header, records } = readSession(ref.file);
-  let turns = 0;
-  let firstMessage = "";
-  for (const record of records) {
-    if (record.kind !== "user") continue;
-    turns = Math.max(turns, record.turn);
-    if (firstMessage === "") firstMessage = record.text;
-  }
-  return { id: header.id, file: ref.file, startedAt: header.started_at, turns, firstMessage };
-}
+export { describeSession } from "./describe-session.ts";
 
 /** An open transcript: appends are synchronous writes (ordered, small); `sync()` makes them durable. */
 export class SessionTranscript {

@@ -4,9 +4,8 @@
  * lying about their session. What must hold, through the real CLI: a clear message naming the file,
  * no stack trace, no hang (every child is killed after a deadline), read-only commands write
  * nothing, output stays bounded, and nothing outside the workspace is read into the output or
- * written. Bugs found here and fixed carry a "Once a bug, fixed" comment; the two left (memory of
- * `sessions list` on a 100 MB transcript, a header naming another id) are `test.todo` with the
- * place and a suggested fix, their bodies asserting the wanted behaviour.
+ * written. Bugs found here and fixed carry a "Once a bug, fixed" comment (the last two: memory of
+ * `sessions list` on a 100 MB transcript, a header naming another id).
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
@@ -286,21 +285,20 @@ describe("hostile transcripts: sessions list/show, chat --continue, prompt --dry
     expect(tree(join(root, ".valarmind"))).toEqual(before);
   }, 40_000);
 
-  // BUG (src/session/transcript.ts:136 describeSession -> src/session/transcript-read.ts:98
-  // readSession): `sessions list` reads every transcript whole (readFileSync + split + JSON.parse of
-  // every line) only to count turns and take the first message; a 100 MB transcript costs ~650 MB of
-  // RSS (measured: 107 MB file -> 666 MB peak), so memory grows ~6x with the largest transcript.
-  // Fix: stream lines (or read the header, the first `user` record and scan `"turn":` cheaply) in
-  // describeSession; cap what a listing reads per transcript.
-  test.todo("a 100 MB transcript: sessions list stays under 300 MB of memory", async () => {
+  // Once a bug, fixed (src/session/transcript.ts describeSession -> readSession): `sessions list`
+  // read every transcript whole (readFileSync + split + JSON.parse of every line) only to count
+  // turns and take the first message; a 107 MB transcript peaked at ~670 MB. Now
+  // src/session/describe-session.ts streams it a chunk at a time and parses only the user records.
+  test("a 100 MB transcript: sessions list stays under 300 MB of memory", async () => {
     await twoTurns();
     const dir = workspacePaths(root).sessionsDir;
     const note = `${JSON.stringify({ v: 1, ts: "2026-01-01T00:00:01.000Z", kind: "note", what: "x", text: "a".repeat(900) })}\n`;
     writeFileSync(join(dir, "2000-01-01T00-00-00-bigbig01.jsonl"), HEADER("bigbig01") + note.repeat(110_000));
     const r = await run(["sessions", "list"], { deadlineMs: 20_000 });
     expect(r.code).toBe(0);
+    expect(r.stdout).toContain("bigbig01");
     expect(r.maxRSS).toBeLessThan(300 * 1024 * 1024);
-  });
+  }, 60_000);
 
   test("a 50 MB line and 1e6 tiny records: sessions show/list finish; the long line is shown inert; output bounded for list", async () => {
     await twoTurns();
@@ -352,13 +350,11 @@ describe("hostile transcripts: sessions list/show, chat --continue, prompt --dry
     expect(r.stdout).toBe("echo: next\n");
   }, 20_000);
 
-  // BUG (src/session/transcript.ts:140 describeSession returns `header.id`, used by
-  // src/cli/actions/sessions.ts:28 listSessionsCommand): a transcript whose header claims another
-  // session's id is listed under that id, so `sessions list` shows the same id twice and
-  // `sessions show <that id>` opens a different transcript than the row the user picked. Fix: list
-  // by the file name's id (ref.id, which findSession uses) and mention a header that disagrees
-  // ("header says <id>; the file is <file>").
-  test.todo("a header claiming another session's id: listed under its file's id, with the mismatch named", async () => {
+  // Once a bug, fixed (describeSession returned `header.id`): a transcript whose header claimed
+  // another session's id was listed under that id, so `sessions list` showed the same id twice and
+  // `sessions show <that id>` opened a different transcript than the row the user picked. Now the
+  // listing uses the file's id (what findSession opens) and names the header that disagrees.
+  test("a header claiming another session's id: listed under its file's id, with the mismatch named", async () => {
     const s = await twoTurns();
     const dir = workspacePaths(root).sessionsDir;
     writeFileSync(join(dir, "2099-01-01T00-00-00-liar0001.jsonl"), HEADER(s.id, "2099-01-01T00:00:00.000Z") + userLine(1, "impostor"));
@@ -366,7 +362,11 @@ describe("hostile transcripts: sessions list/show, chat --continue, prompt --dry
     const ids = (JSON.parse(list.stdout) as Array<{ id: string }>).map((x) => x.id);
     expect(ids).toContain("liar0001");
     expect(ids.filter((id) => id === s.id)).toHaveLength(1);
-  });
+    expect(list.stderr).toContain(`its header names session ${s.id}; listed under the file's id liar0001`);
+    const text = await run(["sessions", "list"]);
+    expect(text.stdout).toContain("liar0001");
+    expect(text.stderr).toContain("liar0001");
+  }, 20_000);
 
   test("a header claiming another session's id: nothing crashes; show by file id reads that file; the real session is unchanged", async () => {
     const s = await twoTurns();

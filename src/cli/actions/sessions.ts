@@ -35,6 +35,9 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
       return { id: ref.id, file: ref.file, startedAt: ref.stamp, turns: 0, firstMessage: `(unreadable: ${describeError(error)})` };
     }
   });
+  for (const s of listings) {
+    if ("headerId" in s && s.headerId !== undefined) process.stderr.write(terminalSafe(`valarmind: ${s.file}: its header names session ${s.headerId}; listed under the file's id ${s.id}, which is what 'sessions show' and '--resume' open\n`));
+  }
   if (opts.json) {
     process.stdout.write(`${jsonForTerminal(listings, 2)}\n`);
     return 0;
