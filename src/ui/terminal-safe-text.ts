@@ -55,6 +55,14 @@ export function terminalSafe(text: string): string {
 }
 
 /** Untrusted text the user decides on (a command, a path, a diff): every control shown, nothing removed. */
+/** Every string (and key) of a value made inert by `terminalSafe`, before a renderer adds its own colour. */
+export function terminalSafeDeep<T>(value: T): T {
+  if (typeof value === "string") return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map(terminalSafeDeep) as T;
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [terminalSafe(k), terminalSafeDeep(v)])) as T;
+  return value;
+}
+
 export function terminalSafeLiteral(text: string): string {
   return text.replace(CONTROL, showControl);
 }

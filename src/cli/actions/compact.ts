@@ -13,6 +13,8 @@ import { createStateStore } from "../../store/create-state-store.ts";
 import { requireValidState } from "./require-valid-state.ts";
 import { syncStateToon } from "../../state/state-toon-file.ts";
 import { formatCompactReport, type CompactReport } from "./compact-report.ts";
+import { terminalSafe, terminalSafeDeep } from "../../ui/terminal-safe-text.ts";
+import { jsonForTerminal } from "../../ui/print-json.ts";
 
 export interface CompactOptions {
   json: boolean;
@@ -25,7 +27,7 @@ export async function runCompact(options: CompactOptions): Promise<number> {
   const paths = workspacePaths(findWorkspaceRoot());
   const read = await createStateStore(paths).read();
   requireValidState(read);
-  for (const notice of read.notices) process.stderr.write(`valarmind: ${notice}\n`);
+  for (const notice of read.notices) process.stderr.write(`valarmind: ${terminalSafe(notice)}\n`);
   if (read.source === "missing") {
     throw new ValarmindError(`no working state at ${paths.stateJson}`, { hint: "Run 'valarmind init' first." });
   }
@@ -57,7 +59,8 @@ export async function runCompact(options: CompactOptions): Promise<number> {
     omitted: encoded.omitted,
     tokenizer: tokenizer ? { origin: tokenizer.origin, load_ms: Math.round(tokenizer.loadMs * 10) / 10 } : undefined,
   };
-  process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatCompactReport(report));
+  // Omitted ids and paths come from state.json (the model and a cloned repository write it): inert before the report adds colour.
+  process.stdout.write(options.json ? `${jsonForTerminal(report, 2)}\n` : formatCompactReport(terminalSafeDeep(report)));
   if (tokenizer?.cacheError) {
     process.stderr.write(`valarmind: could not cache the tokenizer table at ${tokenizer.cachePath} (${tokenizer.cacheError}); counts are exact but the next run builds it again\n`);
   }

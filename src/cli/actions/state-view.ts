@@ -4,7 +4,7 @@
  */
 import { styleText } from "node:util";
 import type { Task, WorkingState } from "../../state/schema.ts";
-import { terminalSafe } from "../../ui/terminal-safe-text.ts";
+import { terminalSafe, terminalSafeDeep } from "../../ui/terminal-safe-text.ts";
 
 type Style = "bold" | "dim" | "yellow" | "red" | "green" | "cyan";
 
@@ -20,16 +20,9 @@ function shortTime(iso: string): string {
 const STATUS_ORDER: Record<Task["status"], number> = { in_progress: 0, blocked: 1, open: 2, done: 3 };
 const STATUS_STYLE: Record<Task["status"], Style> = { in_progress: "cyan", blocked: "red", open: "yellow", done: "green" };
 
-/** Every string of the state made inert for a terminal (the model and a cloned repository write it), before colour is added. */
-function inert<T>(value: T): T {
-  if (typeof value === "string") return terminalSafe(value) as T;
-  if (Array.isArray(value)) return value.map(inert) as T;
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [terminalSafe(k), inert(v)])) as T;
-  return value;
-}
-
 export function renderStateView(raw: WorkingState, options: { all: boolean; color: boolean; source: string }): string {
-  const state = inert(raw);
+  // Every string of the state made inert (the model and a cloned repository write it), before colour is added.
+  const state = terminalSafeDeep(raw);
   const paint = (style: Style, text: string) => (options.color ? styleText(style, text) : text);
   const lines: string[] = [];
   lines.push(`${paint("bold", "Working state")}  ${paint("dim", `(${options.source}, updated ${shortTime(state.updated_at)})`)}`);

@@ -1,7 +1,9 @@
 /**
  * `valarmind prompt`: build the next request offline and report it (`--dry-run`, the default),
  * or inspect past manifests (`--list`, `--show N`, `--diff A B`). Never sends a turn; `--tokens
- * api` only asks the API to count the request's input tokens.
+ * api` only asks the API to count the request's input tokens. Manifests and requests carry text
+ * a repository and the model wrote (file names, details, contents): the reports clean it for the
+ * terminal before adding their own colour, and the JSON forms escape what a terminal would act on.
  */
 import { relative } from "node:path";
 import { decideTrust } from "../actions/workspace-trust.ts";
@@ -17,6 +19,8 @@ import { findSession, latestSession, type SessionRef } from "../../session/trans
 import { formatManifestDiff, formatManifestList, type ListedManifest } from "./history-report.ts";
 import { formatManifestReport } from "./manifest-report.ts";
 import { colorEnabled, makePaint } from "./text-style.ts";
+import { terminalSafe, terminalSafeDeep } from "../../ui/terminal-safe-text.ts";
+import { jsonForTerminal } from "../../ui/print-json.ts";
 
 export interface PromptOptions {
   message: string | undefined;
@@ -61,14 +65,14 @@ async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOpt
     manifest.api_input_tokens = await createModelClient({ settings }).countInputTokens(next.request);
   }
   if (opts.showPrompt && opts.json) {
-    write(`${JSON.stringify({ manifest, request: next.request }, null, 2)}\n`);
+    write(`${jsonForTerminal({ manifest, request: next.request }, 2)}\n`);
   } else if (opts.showPrompt) {
-    write(`${JSON.stringify(next.request, null, 2)}\n`);
+    write(`${jsonForTerminal(next.request, 2)}\n`);
   } else if (opts.json) {
-    write(`${JSON.stringify(manifest, null, 2)}\n`);
+    write(`${jsonForTerminal(manifest, 2)}\n`);
   } else {
     notes.push(`token counts are exact o200k counts of each piece; the framing row estimates role markers${opts.tokens === "api" ? "" : " (--tokens api asks the API)"}`);
-    write(formatManifestReport(manifest, { paint: makePaint(colorEnabled()), title: "dry run — built offline, nothing sent or written", all: opts.all, notes }));
+    write(formatManifestReport(terminalSafeDeep(manifest), { paint: makePaint(colorEnabled()), title: "dry run — built offline, nothing sent or written", all: opts.all, notes: terminalSafeDeep(notes) }));
   }
   return 0;
 }
@@ -113,15 +117,15 @@ async function history(paths: WorkspacePaths, opts: PromptOptions): Promise<numb
   const list = await readManifestEntries(ref.dir);
   const paint = makePaint(colorEnabled());
   if (opts.list) {
-    for (const entry of list) if ("problem" in entry) process.stderr.write(`valarmind: skipped a damaged manifest: ${entry.problem}\n`);
-    if (opts.json) write(`${JSON.stringify(list.map((x) => ("manifest" in x ? { path: x.path, ...x.manifest } : { path: x.path, damaged: x.problem })), null, 2)}\n`);
-    else write(formatManifestList(ref.id, relative(process.cwd(), ref.dir) || ref.dir, list, paint));
+    for (const entry of list) if ("problem" in entry) process.stderr.write(terminalSafe(`valarmind: skipped a damaged manifest: ${entry.problem}\n`));
+    if (opts.json) write(`${jsonForTerminal(list.map((x) => ("manifest" in x ? { path: x.path, ...x.manifest } : { path: x.path, damaged: x.problem })), 2)}\n`);
+    else write(formatManifestList(ref.id, terminalSafe(relative(process.cwd(), ref.dir) || ref.dir), terminalSafeDeep(list), paint));
     return 0;
   }
   if (opts.show !== undefined) {
     const one = pick(list, opts.show);
-    if (opts.json) write(`${JSON.stringify(one.manifest, null, 2)}\n`);
-    else write(formatManifestReport(one.manifest, { paint, title: relative(process.cwd(), one.path) || one.path, all: opts.all }));
+    if (opts.json) write(`${jsonForTerminal(one.manifest, 2)}\n`);
+    else write(formatManifestReport(terminalSafeDeep(one.manifest), { paint, title: terminalSafe(relative(process.cwd(), one.path) || one.path), all: opts.all }));
     return 0;
   }
   const [a, b] = opts.diff ?? [];
@@ -131,8 +135,8 @@ async function history(paths: WorkspacePaths, opts: PromptOptions): Promise<numb
   const left = pick(list, a);
   const right = pick(list, b);
   const diff = diffManifests(left.manifest, right.manifest);
-  if (opts.json) write(`${JSON.stringify(diff, null, 2)}\n`);
-  else write(formatManifestDiff(left, right, diff, paint));
+  if (opts.json) write(`${jsonForTerminal(diff, 2)}\n`);
+  else write(formatManifestDiff(terminalSafeDeep(left), terminalSafeDeep(right), terminalSafeDeep(diff), paint));
   return 0;
 }
 
