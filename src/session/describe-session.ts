@@ -15,27 +15,50 @@ import type { SessionRef } from "./transcript.ts";
 
 const CHUNK_BYTES = 1024 * 1024;
 
-/** Calls `onLine` with each line of `file` (1-based numbers, the last one even without "\n"), holding one line at a time. */
-export function forEachLine(file: string, onLine: (line: string, lineNo: number) => void): void {
+/**
+ * Calls `onLine` with each line of `file` as bytes (1-based numbers, the last one even without
+ * "\n"). A line is a view of the read buffer, valid only during the call: lines a caller skips
+ * are never decoded, so a long transcript leaves no garbage behind but its longest line.
+ */
+export function forEachLine(file: string, onLine: (line: Buffer, lineNo: number) => void): void {
   const fd = openSync(file, "r");
   try {
-    const buffer = Buffer.alloc(CHUNK_BYTES);
-    const decoder = new TextDecoder("utf-8");
-    let carry = "";
+    const chunk = Buffer.alloc(CHUNK_BYTES);
+    let pending: Buffer[] = [];
     let lineNo = 0;
     for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, null);
-      const text = carry + decoder.decode(buffer.subarray(0, n), { stream: n > 0 });
-      const lines = text.split("\n");
-      carry = lines.pop() ?? "";
-      for (const line of lines) onLine(line, ++lineNo);
+      const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
+      const data = chunk.subarray(0, n);
+      let start = 0;
+      for (;;) {
+        const newline = data.indexOf(10, start);
+        if (newline === -1) {
+          // The buffer is read into again: the start of a line that goes on is copied.
+          pending.push(Buffer.from(data.subarray(start)));
+          break;
+        }
+        const piece = data.subarray(start, newline);
+        const line = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
+        pending = [];
+        onLine(line, ++lineNo);
+        start = newline + 1;
+      }
     }
-    if (carry !== "") onLine(carry, ++lineNo);
+    const last = Buffer.concat(pending);
+    if (last.length > 0) onLine(last, ++lineNo);
   } finally {
     closeSync(fd);
   }
 }
+
+function isBlank(line: Buffer): boolean {
+  for (const byte of line) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  return true;
+}
+
+/** Every user record holds this, however it is spaced. */
+const USER = Buffer.from('"user"');
 
 /** Turn count and first user message of a session, for listings. */
 export function describeSession(ref: SessionRef): SessionListing {
@@ -52,12 +75,12 @@ export function describeSession(ref: SessionRef): SessionListing {
   let any = false;
   forEachLine(ref.file, (line, lineNo) => {
     any = true;
-    if (line.trim() === "") return;
-    // After the header only user records count; any of them holds the string "user".
-    if (firstValid && !line.includes('"user"')) return;
+    if (isBlank(line)) return;
+    // After the header only user records count: other lines are not even decoded.
+    if (firstValid && line.indexOf(USER) === -1) return;
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      value = JSON.parse(line.toString("utf8"));
     } catch {
       return;
     }
