@@ -13,9 +13,9 @@ import { workspacePaths, type WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
 import { foldTurns, ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
-import { finalAnswer, type TurnContext } from "../memory/turn.ts";
+import { finalAnswer } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
-import { buildRequest, exactCounter, type BuildInput, type BuiltRequest } from "../prompt/builder.ts";
+import { buildRequest, exactCounter, type BuildInput } from "../prompt/builder.ts";
 import { readGitInfo, type GitInfo } from "../prompt/git-info.ts";
 import { expandAttachmentsSafely, type ImageFileAttachment } from "../prompt/attachment-files.ts";
 import { readInstructionFiles, refusedInstructionNotice, type InstructionFileOptions, type InstructionFiles } from "../prompt/instruction-files.ts";
@@ -49,11 +49,7 @@ import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNo
 import { recordTurnInMemory } from "../memory/turn-memory.ts";
 import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDeps, type TurnLoopEvent, type TurnOutcome } from "./turn-loop.ts";
 import { isRecordEvent, TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
-
-/** A turn's per-turn part once its first request has taken it. */
-interface TakenContext {
-  context?: TurnContext;
-}
+import { TurnContextTaker } from "./turn-context-taker.ts";
 
 export interface AgentSessionOptions {
   root: string;
@@ -351,16 +347,14 @@ export class AgentSession {
     }
     trace(`turn ${turn}: instructions and git status read`);
 
-    // The turn's per-turn part (state changes, volatile context), taken at its first request and
-    // sent as-is by every later step, then kept with the turn in the window (ADR 0074).
-    const taken: TakenContext = {};
+    const taken = new TurnContextTaker(turn, this.memory);
     const deps: TurnLoopDeps = {
       model: this.model,
       tools: this.tools,
       maxSteps: this.settings.maxStepsPerTurn,
       build: (task, step) => {
         const stream = new EventStream<TurnLoopEvent, BuiltStep>();
-        const withImages: CurrentTask = { ...task, ...(images.length > 0 && { images }), ...(taken.context && { context: taken.context }) };
+        const withImages: CurrentTask = taken.task(images.length > 0 ? { ...task, images } : task);
         this.buildStep(withImages, step, turn, startedAt, files, git, transcript, signal, (event) => stream.push(event), taken).then(
           (built) => stream.end(built),
           (error: unknown) => stream.fail(error),
@@ -404,7 +398,7 @@ export class AgentSession {
       stop_reason: outcome.stopReason,
       ...(outcome.steps > 0 ? { usage: outcome.usage } : {}),
     });
-    recordTurnInMemory(this.memory, taken.context ? { ...outcome.turn, context: taken.context } : outcome.turn, recorder.summaries, { ttlTurns: this.settings.workingSetTtlTurns });
+    recordTurnInMemory(this.memory, taken.withContext(outcome.turn), recorder.summaries, { ttlTurns: this.settings.workingSetTtlTurns });
     transcript.sync();
     this.unsettled = true;
     this.flushNotices(emit);
@@ -423,7 +417,7 @@ export class AgentSession {
     transcript: SessionTranscript,
     signal: AbortSignal,
     emit: (event: TurnLoopEvent) => void,
-    taken: TakenContext,
+    taken: TurnContextTaker,
   ): Promise<BuiltStep> {
     const stateRead = await this.state.read();
     for (const notice of stateRead.notices) emit({ type: "notice", message: notice });
@@ -441,9 +435,7 @@ export class AgentSession {
     this.folds.noteInput(input);
     const built = await buildWithFolds({ ...input, previous: this.folds.prefix.previous }, this.summarizer, signal, () => this.flushNotices(emit));
     this.folds.noteBuilt(input, built);
-    const records = this.memory.apply(built.changes, turn);
-    if (!taken.context && built.turnContext) records.push(...this.takeTurnContext(turn, built.turnContext, taken));
-    emit({ type: "memory_changed", records });
+    emit({ type: "memory_changed", records: [...this.memory.apply(built.changes, turn), ...taken.take(built.turnContext)] });
     const manifestPath = await writeManifest(transcript.dir, built.manifest);
     return {
       request: built.request,
@@ -454,15 +446,6 @@ export class AgentSession {
         stablePrefixTokens: built.manifest.stable_prefix_tokens,
       },
     };
-  }
-
-  /** Keeps the turn's per-turn part for its later steps and the window; its record, when it has anything. */
-  private takeTurnContext(turn: number, sent: NonNullable<BuiltRequest["turnContext"]>, taken: TakenContext): NewRecord[] {
-    const { state, ...context } = sent;
-    taken.context = context;
-    this.memory.noteTurnContext(turn, state);
-    if (context.stateChanges === "" && context.context === "") return [];
-    return [{ kind: "turn_context", turn, state_changes: context.stateChanges, context: context.context, shown: context.shown, ...(state && { state: state as unknown as Record<string, unknown> }) }];
   }
 
   /** The status line's figures: the last request built, and the session's tokens once its usage is in. */

@@ -234,3 +234,10 @@ export function tagged(tag: PromptTag, body: string, attributes: Record<string, 
 export function taggedOwnText(tag: PromptTag, text: string): string {
   return wrap(tag, text, {});
 }
+
+/** A per-turn section's piece as the turn's first request sent it (ADR 0074); "" when that request sent none. */
+export function takenPiece(section: Pick<Section, "id" | "type" | "format" | "reason">, text: string): SectionOutput {
+  if (text === "") return "";
+  const { id, type, format, reason } = section;
+  return [{ id, type, format, reason, detail: "as taken at this turn's first request", placement: "message", role: "user", text }];
+}

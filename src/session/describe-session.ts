@@ -72,9 +72,9 @@ export function describeSession(ref: SessionRef): SessionListing {
   let firstValid = false;
   let highest = 0;
   let firstMessage = "";
-  let any = false;
+  let sawLine = false;
   forEachLine(ref.file, (line, lineNo) => {
-    any = true;
+    sawLine = true;
     if (isBlank(line)) return;
     // After the header only user records count: other lines are not even decoded.
     if (firstValid && line.indexOf(USER) === -1) return;
@@ -98,7 +98,7 @@ export function describeSession(ref: SessionRef): SessionListing {
     if (firstMessage === "") firstMessage = record.text;
   });
   if (!header) {
-    throw new UnreadableTranscriptError(ref.file, any ? "the transcript has no session header (its first line is damaged or missing)" : "the transcript is empty (0 bytes)", []);
+    throw new UnreadableTranscriptError(ref.file, sawLine ? "the transcript has no session header (its first line is damaged or missing)" : "the transcript is empty (0 bytes)", []);
   }
   return { id: ref.id, file: ref.file, startedAt: header.started_at, turns: highest, firstMessage, ...(header.id !== ref.id && { headerId: header.id }) };
 }

@@ -426,9 +426,8 @@ describe("two --continue started at the same moment on one session", () => {
     });
   }
 
-  test("one waits (a session_busy notice naming the holder's pid) then continues the same session; both turns whole, in order", async () => {
-    await firstTurn();
-    const messages = ["message from A", "message from B"];
+  /** Both messages started; once the first holds the session and the other has said it waits: which is which. */
+  async function holderAndWaiter(messages: readonly string[]) {
     const { gate, first } = gateFirstOf(messages);
     const runs = startBoth(messages);
     await gate.reached;
@@ -436,6 +435,13 @@ describe("two --continue started at the same moment on one session", () => {
     const waiter = runs.find((r) => r.message !== first());
     if (!holder || !waiter) throw new Error("no holder");
     await waitFor(() => waiter.err.text.includes("in use by another valarmind"), "the waiter's session_busy notice");
+    return { holder, waiter, gate };
+  }
+
+  test("one waits (a session_busy notice naming the holder's pid) then continues the same session; both turns whole, in order", async () => {
+    await firstTurn();
+    const messages = ["message from A", "message from B"];
+    const { holder, waiter, gate } = await holderAndWaiter(messages);
     expect(waiter.err.text).toContain(`(pid ${holder.child.pid}`);
     expect(holder.err.text).not.toContain("in use by another valarmind");
     gate.release();
@@ -499,13 +505,7 @@ describe("two --continue started at the same moment on one session", () => {
   test("the holder gets SIGTERM mid-answer while the other waits: 143, and the waiter takes the lock and continues the same session (no fork)", async () => {
     await firstTurn();
     const messages = ["doomed holder", "patient waiter"];
-    const { gate, first } = gateFirstOf(messages);
-    const runs = startBoth(messages);
-    await gate.reached;
-    const holder = runs.find((r) => r.message === first());
-    const waiter = runs.find((r) => r.message !== first());
-    if (!holder || !waiter) throw new Error("no holder");
-    await waitFor(() => waiter.err.text.includes("in use by another valarmind"), "the waiter's session_busy notice");
+    const { holder, waiter, gate } = await holderAndWaiter(messages);
     holder.child.kill("SIGTERM");
     const [held, waited] = await Promise.all([finish(holder.child, holder.out, holder.err), finish(waiter.child, waiter.out, waiter.err)]);
     gate.release();

@@ -40,6 +40,19 @@ function caseArms(tree: CompletionCommand, body: (command: CompletionCommand) =>
     .join("\n");
 }
 
+/** `<fn>_takes_value PATH OPTION`: whether the word after OPTION is its value (bash and zsh alike). */
+function takesValueFunction(fn: string, tree: CompletionCommand): string {
+  return `${fn}_takes_value() {
+  case "$1|$2" in
+    ${valueFlagPatterns(tree)}) return 0 ;;
+  esac
+  case "$2" in
+    ${rootValueFlags(tree)}) return 0 ;;
+  esac
+  return 1
+}`;
+}
+
 /** `path|flag` keys of the options that take a value, and `path|` for a first argument with choices. */
 function choiceArms(tree: CompletionCommand, render: (choices: string[]) => string, indent = "    "): string {
   const arms: string[] = [];
@@ -82,15 +95,7 @@ ${caseArms(tree, (c) => (c.options.length > 0 ? `echo ${quote(flagsOf(c.options)
 }
 
 # $1 command path, $2 an option: whether the word after it is the option's value.
-${fn}_takes_value() {
-  case "$1|$2" in
-    ${valueFlagPatterns(tree)}) return 0 ;;
-  esac
-  case "$2" in
-    ${rootValueFlags(tree)}) return 0 ;;
-  esac
-  return 1
-}
+${takesValueFunction(fn, tree)}
 
 # $1 command path, $2 an option, or nothing for the command's first argument.
 ${fn}_choices() {
@@ -157,15 +162,7 @@ ${caseArms(tree, (c) => (c.options.length > 0 ? optionEntries(c) : undefined))}
   esac
 }
 
-${fn}_takes_value() {
-  case "$1|$2" in
-    ${valueFlagPatterns(tree)}) return 0 ;;
-  esac
-  case "$2" in
-    ${rootValueFlags(tree)}) return 0 ;;
-  esac
-  return 1
-}
+${takesValueFunction(fn, tree)}
 
 ${fn}_choices() {
   reply=()

@@ -9,7 +9,7 @@
  */
 import type { TouchedEntity } from "../../memory/touched.ts";
 import type { ContextShown, Turn } from "../../memory/turn.ts";
-import { tagged, type Section, type SectionContext } from "../section.ts";
+import { tagged, takenPiece, type Section, type SectionContext } from "../section.ts";
 
 const MAX_FILES = 8;
 const MAX_SYMBOLS = 8;
@@ -98,11 +98,8 @@ export const volatileContextSection: Section = {
   format: "text",
   reason: "volatile_context",
   render: (ctx) => {
-    const frozen = ctx.task?.context;
-    if (frozen) {
-      if (frozen.context === "") return "";
-      return [{ id: "volatile_context", type: "volatile_context", format: "text", reason: "volatile_context", detail: "as taken at this turn's first request", placement: "message", role: "user", text: frozen.context }];
-    }
+    const taken = ctx.task?.context;
+    if (taken) return takenPiece(volatileContextSection, taken.context);
     const { lines, shown } = volatileContextDelta(ctx);
     if (lines.length === 0) return "";
     const what = [shown.time && "time", shown.git && "git status", shown.files && `${shown.files.length} touched files`, shown.symbols && `${shown.symbols.length} symbols`].filter(Boolean).join(", ");

@@ -13,7 +13,7 @@ import { encode } from "@toon-format/toon";
 import { diffProjections } from "../../state/projection-diff.ts";
 import { checkRoundTrip, encodeStateToon, type StateToon } from "../../state/toon.ts";
 import type { WorkingState } from "../../state/schema.ts";
-import { tagged, type Section } from "../section.ts";
+import { tagged, takenPiece, type Section } from "../section.ts";
 
 function isEmpty(state: WorkingState): boolean {
   return (
@@ -96,11 +96,8 @@ export const stateChangesSection: Section = {
   format: "toon",
   reason: "working_state_changes",
   render: async (ctx) => {
-    const frozen = ctx.task?.context;
-    if (frozen) {
-      if (frozen.stateChanges === "") return "";
-      return [{ id: "working_state_changes", type: "working_state", format: "toon", reason: "working_state_changes", detail: "as taken at this turn's first request", placement: "message", role: "user", text: frozen.stateChanges }];
-    }
+    const taken = ctx.task?.context;
+    if (taken) return takenPiece(stateChangesSection, taken.stateChanges);
     const since = ctx.stateSeen ?? ctx.stateSnapshot;
     const state = ctx.state;
     if (!since || !state || since.state === state) return "";
