@@ -6,7 +6,7 @@
  * controller (the core's own start-up is not in these figures). The real-core memory row comes from
  * test/ui/fixtures/repl-probe-real.ts: the real SessionChatController and OpenAI client against the
  * fake Responses server in its own process, rendered by the same `runRepl`. Probes run with the JSC
- * settings of bin/valarmind (ADR 0065); "ready" of the real binary starts bin/valarmind itself.
+ * settings and React production build of bin/valarmind (ADR 0065); "ready" of the real binary starts bin/valarmind itself.
  */
 import { join } from "node:path";
 import { median, type BenchContext, type BenchRow } from "./harness.ts";
@@ -14,10 +14,12 @@ import { median, type BenchContext, type BenchRow } from "./harness.ts";
 const PROBE = join("test", "ui", "fixtures", "repl-probe.ts");
 /** The JSC settings bin/valarmind runs with (ADR 0065); probes run the same way. */
 const PRODUCT_ENV = { BUN_JSC_useBaselineJIT: "0" };
+/** The flag bin/valarmind runs with: React's production build (defined in the code, not the environment). */
+const PRODUCT_FLAGS = ["--define", 'process.env.NODE_ENV:"production"'];
 const REAL_PROBE = join("test", "ui", "fixtures", "repl-probe-real.ts");
 
 async function probe(ctx: BenchContext, mode: string, script = PROBE, env: Record<string, string> = PRODUCT_ENV): Promise<Record<string, number>> {
-  const proc = Bun.spawn([process.execPath, script, mode], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
+  const proc = Bun.spawn([process.execPath, ...PRODUCT_FLAGS, script, mode], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
   const [out, err, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
@@ -31,7 +33,7 @@ async function probe(ctx: BenchContext, mode: string, script = PROBE, env: Recor
 /** Wall clock from spawning a fresh process to its "READY" line (bun start, imports, first frame). */
 async function spawnToReady(ctx: BenchContext): Promise<number> {
   const started = performance.now();
-  const proc = Bun.spawn([process.execPath, PROBE, "ready"], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "inherit", env: { ...process.env, ...PRODUCT_ENV } });
+  const proc = Bun.spawn([process.execPath, ...PRODUCT_FLAGS, PROBE, "ready"], { cwd: ctx.repoRoot, stdout: "pipe", stderr: "inherit", env: { ...process.env, ...PRODUCT_ENV } });
   const reader = proc.stdout.getReader();
   let seen = "";
   let readyAt = Number.NaN;

@@ -69,6 +69,9 @@ export async function buildBinary(outfile: string, platform?: Platform): Promise
     // for ~8 MB more. ESM keeps the entry's top-level await.
     bytecode: true,
     format: "esm",
+    // React's production build, as bin/valarmind defines it: in the code, not the environment
+    // (commands valarmind runs must not inherit NODE_ENV=production).
+    define: { "process.env.NODE_ENV": JSON.stringify("production") },
     throw: false,
     compile: {
       outfile,

@@ -4,9 +4,9 @@
  * Ctrl+C (exit 130), and no API key on disk.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanupTempDirs, readUntil } from "../support/cli.ts";
+import { cleanupTempDirs, makeTempDir, readUntil } from "../support/cli.ts";
 import {
   gatedAfter,
   conversationMessages,
@@ -218,6 +218,22 @@ describe("interrupt and secrets", () => {
     const list = latestRecords(root);
     expect(list.find((rec) => rec.kind === "assistant")).toMatchObject({ text: "partial words" });
     expect(list.at(-1)).toMatchObject({ kind: "turn_end", stop_reason: "aborted" });
+  });
+
+  test("commands the agent runs see the user's NODE_ENV, not the production build's setting", async () => {
+    // bin/valarmind defines NODE_ENV as "production" in the code for React; a shell command that
+    // inherited it would, say, make `npm install` skip devDependencies. The user passes NODE_ENV
+    // on to commands (user settings shellEnv); what they have, or not, is what a command sees.
+    const xdg = await makeTempDir("valarmind-xdg-");
+    mkdirSync(join(xdg, "valarmind"), { recursive: true });
+    writeFileSync(join(xdg, "valarmind", "config.json"), JSON.stringify({ shellEnv: ["NODE_ENV"] }));
+    for (const [given, shown] of [[undefined, "[unset]"], ["development", "[development]"]] as const) {
+      server.requests.length = 0;
+      server.enqueue(toolCallStream([{ name: "run_shell", arguments: { command: 'echo "[${NODE_ENV-unset}]"' } }]), textStream("Done."));
+      const r = await chat(["-p", "which NODE_ENV?", "--yes"], { cwd: root, server, env: { NODE_ENV: given, XDG_CONFIG_HOME: xdg } });
+      expect(r.code).toBe(0);
+      expect(JSON.stringify(server.requests[1]?.body.input)).toContain(shown);
+    }
   });
 
   test("no API key reaches disk, even when the user, a file the agent reads and the model repeat it", async () => {

@@ -71,3 +71,35 @@ describe("bin/valarmind through global bin links", () => {
     }
   });
 });
+
+describe("bin/valarmind runs React's production build", () => {
+  test("the code sees NODE_ENV=production and loads React's production build; commands it runs do not inherit it", async () => {
+    // A `bun` on PATH that runs a probe in place of src/cli/main.ts, with every flag the launcher passed.
+    const dir = await makeTempDir();
+    const probe = join(dir, "probe.ts");
+    await Bun.write(
+      probe,
+      [
+        // ink from valarmind's own node_modules, as the REPL imports it.
+        `await import(${JSON.stringify(Bun.resolveSync("ink", import.meta.dir))});`,
+        "const builds = Object.keys(require.cache).filter((k) => /node_modules\\/react(-reconciler)?\\/cjs\\//.test(k)).map((k) => k.split(\"/cjs/\")[1]);",
+        'const child = Bun.spawnSync(["/bin/sh", "-c", "echo ${NODE_ENV-unset}"]).stdout.toString().trim();',
+        "console.log(JSON.stringify({ code: process.env.NODE_ENV, child, builds }));",
+      ].join("\n"),
+    );
+    const bunDir = join(dir, "bin");
+    mkdirSync(bunDir);
+    await Bun.write(
+      join(bunDir, "bun"),
+      `#!/bin/sh\nfor a in "$@"; do shift; case $a in */src/cli/main.ts) set -- "$@" ${JSON.stringify(probe)} ;; *) set -- "$@" "$a" ;; esac; done\nexec ${JSON.stringify(process.execPath)} "$@"\n`,
+    );
+    Bun.spawnSync(["chmod", "+x", join(bunDir, "bun")]);
+    const r = await run(["/bin/sh", BIN], { PATH: `${bunDir}:${process.env.PATH ?? ""}`, HOME: await makeTempDir() });
+    expect(r).toMatchObject({ code: 0 });
+    const seen = JSON.parse(r.stdout.trim()) as { code: string; child: string; builds: string[] };
+    expect(seen.code).toBe("production");
+    expect(seen.child).toBe("unset");
+    expect(seen.builds.length).toBeGreaterThanOrEqual(2);
+    for (const build of seen.builds) expect(build).toContain(".production.");
+  });
+});

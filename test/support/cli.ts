@@ -50,8 +50,11 @@ function childEnv(extra: Record<string, string | undefined> = {}): Record<string
   return Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-/** As bin/valarmind starts Bun: no `.env` and no `bunfig.toml` from the workspace (docs/security.md). */
-export const BUN_FLAGS = ["--no-env-file", `--config=${resolve(import.meta.dir, "../../bunfig.toml")}`] as const;
+/**
+ * As bin/valarmind starts Bun: no `.env` and no `bunfig.toml` from the workspace (docs/security.md),
+ * and React's production build (NODE_ENV defined in the code, not set in the environment).
+ */
+export const BUN_FLAGS = ["--no-env-file", `--config=${resolve(import.meta.dir, "../../bunfig.toml")}`, "--define", 'process.env.NODE_ENV:"production"'] as const;
 
 export function spawnCli(args: readonly string[], options: CliOptions) {
   return Bun.spawn([process.execPath, ...BUN_FLAGS, CLI_ENTRY, ...args], {

@@ -566,8 +566,8 @@ it("a 20,000-line answer in one code block: keys echo while it streams, it ends,
  * (src/ui/transcript/repl-reducer.ts:127 markdownItems, from settleText at 139 → pushPending → commit), and when many
  * arrive in one commit (consumeTurn, src/ui/turn/consume-turn.ts, gathers a whole burst of deltas
  * into one dispatch) React places thousands of sibling fibers at once, each placement scanning the
- * new siblings after it: O(n²). (React also runs its development build: NODE_ENV is not set to
- * "production" by bin/valarmind.)
+ * new siblings after it: O(n²). (React also ran its development build then; bin/valarmind now
+ * defines NODE_ENV as "production" in the code.)
  *
  * Suggested fix: in settleText/markdownItems, join the blocks settled by one delta into one
  * markdown item (one Static child per flush, not per block), and/or cap the blocks committed per
