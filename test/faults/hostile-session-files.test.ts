@@ -14,6 +14,7 @@ import { cleanupTempDirs, makeTempDir, spawnCli } from "../support/cli.ts";
 import { lastUserText, startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
 import { makeGitWorkspace } from "../agent/support/agent-harness.ts";
 import { chat, chatEnv } from "../agent/support/cli-chat.ts";
+import { watchPeakMemory } from "../support/peak-memory.ts";
 import { workspacePaths } from "../../src/config/paths.ts";
 import { listSessions } from "../../src/session/transcript.ts";
 
@@ -36,7 +37,7 @@ interface Run {
   /** The child was still running at the deadline and was killed (a hang). */
   timedOut: boolean;
   /** Peak resident memory of the child, bytes (0 if unknown). */
-  maxRSS: number;
+  peakMemory: number;
   ms: number;
 }
 
@@ -44,6 +45,7 @@ interface Run {
 async function run(args: readonly string[], options: { deadlineMs?: number; env?: Record<string, string | undefined> } = {}): Promise<Run> {
   const started = performance.now();
   const child = spawnCli(args, { cwd: root, env: { ...chatEnv({ server }), ...options.env } });
+  const peak = watchPeakMemory(child.pid);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -51,9 +53,7 @@ async function run(args: readonly string[], options: { deadlineMs?: number; env?
   }, options.deadlineMs ?? 8000);
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   clearTimeout(timer);
-  const usage = child.resourceUsage();
-  // Bun reports maxRSS in bytes.
-  return { code, stdout, stderr, timedOut, maxRSS: usage?.maxRSS ?? 0, ms: performance.now() - started };
+  return { code, stdout, stderr, timedOut, peakMemory: peak.stop(), ms: performance.now() - started };
 }
 
 function expectClean(r: Run): void {
@@ -133,7 +133,8 @@ describe("hostile manifests: prompt --list / --show / --diff, sessions show / pr
     expect(list.stdout + list.stderr).not.toContain("12-1.json");
     // The 50 MB file is named, not echoed.
     expect(list.stdout.length + list.stderr.length).toBeLessThan(20_000);
-    expect(list.maxRSS === 0 || list.maxRSS < 1024 * 1024 * 1024).toBe(true);
+    expect(list.peakMemory).toBeGreaterThan(0);
+    expect(list.peakMemory).toBeLessThan(1024 * 1024 * 1024);
 
     const shown = await run(["prompt", "--show", "5"]);
     expectClean(shown);
@@ -288,12 +289,10 @@ describe("hostile transcripts: sessions list/show, chat --continue, prompt --dry
   // Once a bug, fixed (src/session/transcript.ts describeSession -> readSession): `sessions list`
   // read every transcript whole (readFileSync + split + JSON.parse of every line) only to count
   // turns and take the first message; a 107 MB transcript peaked at ~670 MB. Now
-  // src/session/describe-session.ts streams it a chunk at a time and parses only the user records.
-  // Left as todo: /usr/bin/time measures 56 MB for `sessions list` on a 108 MB transcript since
-  // describe-session.ts scans bytes, and this test passes alone (CI=true too); but in two full CI
-  // runs the spawn's resourceUsage().maxRSS read ~395-400 MB. What that figure counts in a full
-  // run (another child's peak?) is not yet understood, so it is not asserted here.
-  test.todo("a 100 MB transcript: sessions list stays under 300 MB of memory", async () => {
+  // src/session/describe-session.ts scans it as bytes a chunk at a time and decodes only the
+  // header and the user records. (This was a todo while the figure came from resourceUsage().maxRSS,
+  // which counts the test runner's own ~400 MB in a full run: see test/support/peak-memory.ts.)
+  test("a 100 MB transcript: sessions list stays under 150 MB of memory", async () => {
     await twoTurns();
     const dir = workspacePaths(root).sessionsDir;
     const note = `${JSON.stringify({ v: 1, ts: "2026-01-01T00:00:01.000Z", kind: "note", what: "x", text: "a".repeat(900) })}\n`;
@@ -301,7 +300,9 @@ describe("hostile transcripts: sessions list/show, chat --continue, prompt --dry
     const r = await run(["sessions", "list"], { deadlineMs: 20_000 });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("bigbig01");
-    expect(r.maxRSS).toBeLessThan(300 * 1024 * 1024);
+    console.info(`sessions list, 100 MB transcript: peak ${(r.peakMemory / 1048576).toFixed(0)} MB`);
+    expect(r.peakMemory).toBeGreaterThan(10 * 1024 * 1024);
+    expect(r.peakMemory).toBeLessThan(150 * 1024 * 1024);
   }, 60_000);
 
   test("a 50 MB line and 1e6 tiny records: sessions show/list finish; the long line is shown inert; output bounded for list", async () => {
