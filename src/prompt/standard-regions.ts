@@ -61,7 +61,6 @@ const foldRequestSection: Section = {
     const attrs = `turns="${fold.first}–${fold.last}" count="${fold.count}"`;
     const body = [
       `Fold the first ${fold.count} turn${fold.count === 1 ? "" : "s"} of the conversation above (turns ${fold.first}–${fold.last}) into the conversation summary. Do not call tools and do not continue the conversation: answer with the new summary only.`,
-      fold.economics ? `(Why now: ${fold.economics}.)` : "",
       promptText("summary-rules"),
       promptText("promotion-rules"),
       promptText("summary-task"),

@@ -151,6 +151,11 @@ describe("window sliding", () => {
     const foldManifest = (await manifests(session)).find((m) => m.purpose === "summary");
     const ask = foldManifest?.items.find((i) => i.id === "fold_request");
     expect(ask?.detail).toMatch(/have cost ~\d+ in cached re-sends since they could fold; a fold costs ~\d+ once/);
+    // ...for the user; the model is asked for the summary only (bookkeeping figures are tokens it
+    // would read uncached at every fold).
+    const foldAsk = server.requests.find((r) => isFoldRequest(r.body));
+    expect(JSON.stringify(foldAsk?.body.input)).toContain("<fold_request");
+    expect(JSON.stringify(foldAsk?.body.input)).not.toContain("cached re-sends");
     // The fold request repeats the turn request before it: nearly all of it can be cached.
     expect(foldManifest?.prefix?.kind).toBe("append");
     expect(foldManifest?.prefix?.predicted_cached_tokens).toBeGreaterThan((foldManifest?.total_tokens ?? 0) * 0.8);
