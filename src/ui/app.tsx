@@ -21,6 +21,7 @@ import { TranscriptItemView } from "./transcript/transcript-item-view.tsx";
 import type { NewItem } from "./transcript/transcript-items.ts";
 import { LiveTurnView } from "./turn/live-turn-view.tsx";
 import { useTurnRunner } from "./turn/use-turn-runner.ts";
+import { useResizeRefresh } from "./use-resize-refresh.ts";
 
 export interface AppProps {
   controller: ChatController;
@@ -47,6 +48,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const theme = useTheme();
   const { exit } = useApp();
   const { columns, rows } = useWindowSize();
+  const staticKey = useResizeRefresh();
   const [status, setStatus] = useState<StatusSnapshot>(() => controller.status());
   const [state, dispatch] = useReducer(replReducer, status, startupState);
   const [history, setHistory] = useState<readonly string[]>([]);
@@ -193,7 +195,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
 
   return (
     <Box flexDirection="column">
-      <Static items={state.items}>{(item) => <TranscriptItemView key={item.id} item={item} width={width} />}</Static>
+      <Static key={staticKey} items={state.items}>{(item) => <TranscriptItemView key={item.id} item={item} width={width} />}</Static>
       {state.live && <LiveTurnView live={state.live} width={width} maxTextLines={Math.max(4, rows - RESERVED_ROWS)} />}
       {command.running !== undefined && <Text>{theme.dim(`running ${terminalSafe(command.running)} …`)}</Text>}
       {approval && (
