@@ -21,7 +21,7 @@ import type { RollingSummary } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import { WorkingSet, type WorkingSetEvent } from "../memory/working-set.ts";
 import { STATE_TOKEN_FLOOR } from "../state/projection.ts";
-import { BudgetExceededError } from "./budget-error.ts";
+import { BudgetExceededError, budgetShares, type BudgetShare } from "./budget-error.ts";
 import { applyLastResort, MIN_CUT_TOKENS, over, shortenEvictedTurns, tokensOf, type CutoffRun } from "./cutoff-last-resort.ts";
 import type { CutoffStep, DroppedItem } from "./manifest-schema.ts";
 import type { Pass } from "./render-pass.ts";
@@ -68,8 +68,8 @@ export interface CutoffResult {
   workingSetEvents: WorkingSetEvent[];
 }
 
-function largest(pass: Pass): Array<{ id: string; tokens: number }> {
-  return [...pass.pieces].sort((a, b) => b.tokens - a.tokens).slice(0, 5).map((p) => ({ id: p.id, tokens: p.tokens }));
+function largest(pass: Pass): BudgetShare[] {
+  return budgetShares(pass.pieces).slice(0, 5);
 }
 
 /** Required pieces the cutoff may still shorten head+tail (never below MIN_CUT_TOKENS). */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { BudgetExceededError } from "../../src/prompt/budget-error.ts";
+import { BudgetExceededError, budgetShares } from "../../src/prompt/budget-error.ts";
 import { buildRequest, exactCounter } from "../../src/prompt/builder.ts";
 import { summaryRequestRegions } from "../../src/prompt/standard-regions.ts";
 import type { Manifest } from "../../src/prompt/manifest-schema.ts";
@@ -126,6 +126,41 @@ describe("cutoff policy", () => {
     expect(error).toBeInstanceOf(BudgetExceededError);
     expect((error as Error).message).toContain("after every cutoff step");
     expect((error as BudgetExceededError).largest[0]?.id).toBe("project_instructions");
+  });
+
+  test("budget shares: tools by source and this turn's steps are groups; other pieces stand alone; largest first", () => {
+    const piece = (id: string, tokens: number, type = "text", placement = "instructions") => ({ id, type, placement, tokens });
+    const shares = budgetShares([
+      piece("core_rules", 400),
+      piece("tool:read_file", 100, "tool", "tools"),
+      piece("tool:run_shell", 150, "tool", "tools"),
+      piece("tool:mcp__gh__list_issues", 300, "tool", "tools"),
+      piece("tool:mcp__gh__create_issue", 350, "tool", "tools"),
+      piece("tool:mcp__fs__read", 90, "tool", "tools"),
+      piece("task:call:c1", 200, "task_step", "items"),
+      piece("task:output:c1", 700, "task_step", "items"),
+    ]);
+    expect(shares).toEqual([
+      { id: "turn_steps", tokens: 900, pieces: 2 },
+      { id: "mcp:gh", tokens: 650, pieces: 2 },
+      { id: "core_rules", tokens: 400 },
+      { id: "tools", tokens: 250, pieces: 2 },
+      { id: "mcp:fs", tokens: 90, pieces: 1 },
+    ]);
+  });
+
+  test("tool definitions count per source: an MCP server's many tools are named as one share, with what to do", async () => {
+    const base = await fullInput({ budgetTokens: 2500 });
+    const docs = (name: string) => ({ type: "function" as const, name: `mcp__docs__${name}`, description: `Search the ${name} part of the docs. `.repeat(12), parameters: { type: "object", properties: { query: { type: "string" } } }, strict: false });
+    const input = { ...base, tools: [...(base.tools ?? []), ...Array.from({ length: 12 }, (_, i) => docs(`section_${i}`))] };
+    const error = await buildRequest(input).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BudgetExceededError);
+    const shares = (error as BudgetExceededError).largest;
+    // One share for the server's 12 tools, the largest; no single tool listed.
+    expect(shares[0]).toMatchObject({ id: "mcp:docs", pieces: 12 });
+    expect(shares.some((s) => s.id.startsWith("tool:"))).toBe(false);
+    expect((error as Error).message).toMatch(/largest: MCP server docs \(12 tools\) \d+, /);
+    expect((error as BudgetExceededError).hint).toContain("mcpServers.docs");
   });
 
   test("last resort: a message over what the budget leaves is cut head+tail with a note, after the summary and state go", async () => {
