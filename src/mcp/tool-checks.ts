@@ -3,13 +3,15 @@
  * `tools/list` page at once (and compiles every `outputSchema`), so one bad definition would fail
  * the server; valarmind lists with a lenient result schema instead and checks each tool here. A
  * tool is left out (a notice names it and why) when it is not an MCP tool definition, its
- * `inputSchema` is not an object schema, or its input or output schema is not valid JSON Schema:
+ * `inputSchema` is not an object schema, or its input or output schema is not valid JSON Schema
+ * (a draft-04/06 schema is rewritten as draft 2020-12 first: `migratedSchema`):
  * the input schema becomes the function's parameters, and the API answers a request whose
  * parameters are no valid JSON Schema with 400 (`invalid_function_parameters`) — every request,
  * so every turn of the session would fail.
  */
 import Ajv from "ajv";
 import Ajv2020 from "ajv/dist/2020.js";
+import { draft2020 as migrateToDraft2020 } from "json-schema-migrate";
 import { PaginatedResultSchema, ToolSchema } from "@modelcontextprotocol/sdk/types.js";
 import { modelParameters, type ListedTool } from "./mcp-tool.ts";
 
@@ -64,6 +66,23 @@ export function schemaProblem(schema: Record<string, unknown>): string | undefin
   }
 }
 
+/**
+ * `schema` written for draft-04 or draft-06 (`exclusiveMinimum: true` beside `minimum`, `id`,
+ * `dependencies`), rewritten as draft 2020-12 by json-schema-migrate (the Ajv project's own
+ * migration), or undefined when the rewrite fails or is still not valid. Older MCP servers and
+ * schema generators still write these; the API takes only the newer dialect.
+ */
+export function migratedSchema(schema: Record<string, unknown>): Record<string, unknown> | undefined {
+  try {
+    const copy = structuredClone(schema);
+    migrateToDraft2020(copy);
+    const { $schema: _dialect, ...migrated } = copy;
+    return schemaProblem(migrated) === undefined ? migrated : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How a tool's name appears in a notice: quoted, on one line, not too long. */
 export function shownName(name: string): string {
   return JSON.stringify(name.length > 64 ? `${name.slice(0, 63)}…` : name);
@@ -82,12 +101,17 @@ export function checkTool(raw: unknown): CheckedTool {
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
     return { ok: false, name, problem: `its definition does not follow MCP's tool schema (${cut(`${where}${issue?.message ?? "invalid"}`, 160)})` };
   }
+  let inputSchema = input;
   const inputProblem = schemaProblem(modelParameters(input));
-  if (inputProblem !== undefined) return { ok: false, name, problem: `its inputSchema is not valid JSON Schema: ${inputProblem}` };
+  if (inputProblem !== undefined) {
+    const migrated = migratedSchema(input);
+    if (migrated === undefined || migrated.type !== "object") return { ok: false, name, problem: `its inputSchema is not valid JSON Schema: ${inputProblem}` };
+    inputSchema = migrated;
+  }
   if (isRecord(raw.outputSchema)) {
     const outputProblem = schemaProblem(raw.outputSchema);
-    if (outputProblem !== undefined) return { ok: false, name, problem: `its outputSchema is not valid JSON Schema: ${outputProblem}` };
+    if (outputProblem !== undefined && migratedSchema(raw.outputSchema) === undefined) return { ok: false, name, problem: `its outputSchema is not valid JSON Schema: ${outputProblem}` };
   }
   const { title, description } = parsed.data;
-  return { ok: true, tool: { name, title, description, inputSchema: input } };
+  return { ok: true, tool: { name, title, description, inputSchema } };
 }

@@ -350,6 +350,32 @@ describe("input schemas", () => {
     expect(outputsByCall().get("o")).toBe("ok: ok_tool");
   });
 
+  // Was left out: a draft-04 inputSchema (boolean exclusiveMinimum beside minimum, `id`) is no
+  // valid draft 2020-12 or draft-07, so the tool was not offered. Now it is rewritten as draft
+  // 2020-12 (json-schema-migrate; src/mcp/tool-checks.ts, migratedSchema) and offered.
+  test("draft-04 input schemas, declared or not, are rewritten as draft 2020-12 and offered; the API takes them and calls work", async () => {
+    const ajv = new Ajv2020({ strict: false });
+    server.setResponder((body) => {
+      const tools = (body.tools ?? []) as Array<{ name: string; parameters?: unknown }>;
+      const bad = tools.findIndex((tool) => !ajv.validateSchema(tool.parameters as object));
+      if (bad >= 0) return httpError(400, { message: `Invalid schema for function '${tools[bad]?.name ?? ""}'`, type: "invalid_request_error", code: "invalid_function_parameters", param: `tools[${bad}].parameters` });
+      return JSON.stringify(body.input ?? "").includes("function_call_output") ? textStream("done") : toolCallStream([{ name: "mcp__h__old_range", arguments: { n: 5 }, callId: "r" }]);
+    });
+    const { session, notices } = await open({ h: hostile("draft-04") });
+    expect(notices).toEqual([]);
+    const turn = await runTurn(session, "use it");
+    expect(turn.stopReason).toBe("completed");
+    const tools = (server.requests[0]?.body.tools ?? []) as Array<{ name: string; parameters: Record<string, unknown> }>;
+    expect(mcpNames(server.requests[0]?.body ?? {})).toEqual(["mcp__h__ok_tool", "mcp__h__old_range", "mcp__h__undeclared"]);
+    for (const name of ["mcp__h__old_range", "mcp__h__undeclared"]) {
+      const parameters = tools.find((t) => t.name === name)?.parameters;
+      expect(parameters?.properties).toEqual({ n: { type: "integer", exclusiveMinimum: 1, exclusiveMaximum: 10 } });
+      expect(parameters).not.toHaveProperty("$schema");
+      expect(parameters).not.toHaveProperty("id");
+    }
+    expect(outputsByCall().get("r")).toBe("ok: old_range");
+  });
+
   test("a tool definition the SDK rejects (an inputSchema that is not an object schema, an outputSchema that does not compile): a notice names the server, the session and other servers work", async () => {
     for (const preset of ["not-object", "bad-output"]) {
       const { session, notices } = await open({ h: hostile(preset), zz: echo() });
