@@ -22,6 +22,7 @@ import type { NewItem } from "./transcript/transcript-items.ts";
 import { LiveTurnView } from "./turn/live-turn-view.tsx";
 import { useTurnRunner } from "./turn/use-turn-runner.ts";
 import { useResizeRefresh } from "./use-resize-refresh.ts";
+import { useLiveFrameBudget } from "./live-frame-budget.ts";
 
 export interface AppProps {
   controller: ChatController;
@@ -33,8 +34,6 @@ export interface AppProps {
   onExit?: () => void;
 }
 
-/** Rows kept for the input, the status line and the working indicator below a live answer. */
-const RESERVED_ROWS = 10;
 
 function startupState(status: StatusSnapshot): ReplState {
   const items: NewItem[] = [
@@ -85,6 +84,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   }, [turn, exit, onExit]);
 
   const approval = state.live?.approval;
+  const budget = useLiveFrameBudget(rows, { text: (state.live?.openText ?? "").trim() !== "", approval: approval !== undefined, diff: approval?.diff !== undefined });
   const answerApproval = useCallback(
     (decision: ApprovalDecision) => {
       if (!approval) return;
@@ -194,15 +194,18 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
       : undefined;
 
   return (
-    <Box flexDirection="column">
+    <Box ref={budget.frameRef} flexDirection="column">
       <Static key={staticKey} items={state.items}>{(item) => <TranscriptItemView key={item.id} item={item} width={width} />}</Static>
-      {state.live && <LiveTurnView live={state.live} width={width} maxTextLines={Math.max(4, rows - RESERVED_ROWS)} />}
+      {state.live && <LiveTurnView live={state.live} width={width} maxTextLines={budget.maxTextLines} textRef={budget.textRef} />}
       {command.running !== undefined && <Text>{theme.dim(`running ${terminalSafe(command.running)} …`)}</Text>}
       {approval && (
         <ApprovalPrompt
           key={approval.callId}
           approval={approval}
-          maxDiffLines={Math.max(4, rows - 14)}
+          maxDiffLines={budget.maxDiffLines}
+          diffRef={budget.diffRef}
+          choicesRef={budget.choicesRef}
+          compact={budget.compactChoices}
           onAnswer={answerApproval}
           onInterrupt={interruptTurn}
         />

@@ -84,3 +84,50 @@ describe("the approval dialog shows what a session answer remembers", () => {
     expect(h.controller.decisions).toEqual([{ kind: "allow_once" }]);
   });
 });
+
+describe("on a short screen the dialog fits (the live frame stays shorter than the screen)", () => {
+  async function shortDialog(rows: number, description: string, extra: { remember?: SessionRemember; diff?: string }) {
+    const h = renderApp({ turns: [askTurn("run_shell", description, extra)] });
+    await h.see("Ask anything");
+    const stdout = h.app.stdout as unknown as { rows?: number; emit(event: string): void };
+    stdout.rows = rows;
+    stdout.emit("resize");
+    await h.keys("go", KEYS.enter);
+    await h.see("Allow run_shell?");
+    return h;
+  }
+  /** Rows of the live frame: from the tool's row down (the harness's frame starts with <Static>'s output). */
+  const frameRows = (frame: string) => frame.slice(frame.indexOf("? run_shell")).trimEnd().split("\n").length;
+
+  test("14 rows: only the selected answer and a line of keys; a session key shows its answer first, Enter gives it", async () => {
+    const h = await shortDialog(14, "run `git diff HEAD~1`", { remember: { kind: "command", exact: "git diff HEAD~1", prefix: "git diff" } });
+    await waitUntil(() => frameRows(h.frame()) < 14, "a frame shorter than the screen", h.frame);
+    const shown = flat(h.frame());
+    expect(shown).toContain("1. Allow once (y)");
+    expect(shown).not.toContain("for this session");
+    expect(shown).toContain("↑/↓ 5 answers");
+    // `p` is not on screen: it selects the prefix answer, with its words and limits, and gives nothing yet.
+    await h.keys("p");
+    await waitUntil(() => flat(h.frame()).includes("3. Allow `git diff` followed by any arguments for this session (p)"), "the prefix answer shown", h.frame);
+    expect(flat(h.frame())).toContain("but never with ; & | ` $ < > ( ) quotes or globs");
+    expect(h.controller.decisions).toEqual([]);
+    expect(frameRows(h.frame())).toBeLessThan(14);
+    await h.keys(KEYS.enter);
+    await waitUntil(() => h.controller.decisions.length === 1, "the decision", h.frame);
+    expect(h.controller.decisions).toEqual([{ kind: "allow_session", scope: "prefix" }]);
+  });
+
+  test("24 rows and a 60-line diff: the full list of answers, the diff cut to what is left, the frame under 24 rows", async () => {
+    const diff = ["--- a/notes.txt", "+++ b/notes.txt", "@@ -0,0 +1,60 @@", ...Array.from({ length: 60 }, (_, i) => `+line ${i + 1}`)].join("\n");
+    const h = await shortDialog(24, "run `make notes`", { diff });
+    await waitUntil(() => frameRows(h.frame()) < 24 && h.frame().includes("more diff line(s)"), "the diff cut to fit", h.frame);
+    const shown = flat(h.frame());
+    expect(shown).toContain("1. Allow once (y)");
+    expect(shown).toContain("2. Deny (n)");
+    expect(shown).toContain("+line 1 ");
+    expect(shown).not.toContain("+line 60");
+    await h.keys("y");
+    await waitUntil(() => h.controller.decisions.length === 1, "the decision", h.frame);
+    expect(h.controller.decisions).toEqual([{ kind: "allow_once" }]);
+  });
+});

@@ -1,5 +1,5 @@
-import { Box, Text, useInput, usePaste } from "ink";
-import { useRef, useState } from "react";
+import { Box, Text, useInput, usePaste, type DOMElement } from "ink";
+import { useRef, useState, type RefObject } from "react";
 import type { ApprovalDecision } from "../../agent/events.ts";
 import * as edit from "../input/editor-buffer.ts";
 import { keyAction } from "../input/key-action.ts";
@@ -11,8 +11,17 @@ import { approvalChoices, type ApprovalChoice } from "./approval-choices.ts";
 
 interface ApprovalPromptProps {
   approval: PendingApproval;
-  /** Diff lines shown before the rest is summarised (keeps the prompt on an 80x24 screen). */
+  /** Diff lines shown before the rest is summarised (keeps the prompt on the screen). */
   maxDiffLines: number;
+  /** The diff's box, measured by the frame budget (../live-frame-budget.ts). */
+  diffRef?: RefObject<DOMElement | null>;
+  /** The list of answers' box, measured likewise. */
+  choicesRef?: RefObject<DOMElement | null>;
+  /**
+   * A short screen: only the selected answer, in full, and a line of keys. Keys of answers not on
+   * screen (the session ones) select them first; Enter then gives them.
+   */
+  compact?: boolean;
   onAnswer: (decision: ApprovalDecision) => void;
   /** Ctrl+C: the app aborts the turn. */
   onInterrupt: () => void;
@@ -23,7 +32,7 @@ interface ApprovalPromptProps {
  * call asks at all) comes first; session choices say exactly what they remember. The request's
  * texts arrive terminal-safe from the reducer, every control character shown (../transcript/safe-input.ts).
  */
-export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }: ApprovalPromptProps) {
+export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, compact = false, onAnswer, onInterrupt }: ApprovalPromptProps) {
   const theme = useTheme();
   const choices = approvalChoices(approval.remember);
   const [selected, setSelected] = useState(0);
@@ -71,7 +80,10 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
     if (command.type === "insert") {
       const digit = Number.parseInt(command.text, 10);
       const byKey = choices.find((choice) => choice.key === command.text.toLowerCase());
-      return choose(byKey ?? (Number.isInteger(digit) ? choices[digit - 1] : undefined));
+      const picked = byKey ?? (Number.isInteger(digit) ? choices[digit - 1] : undefined);
+      // A session grant is given only with its words on screen: compact, its key shows it first.
+      if (compact && picked !== undefined && isSessionChoice(picked) && choices[selected] !== picked) return setSelected(choices.indexOf(picked));
+      return choose(picked);
     }
   });
 
@@ -82,17 +94,28 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
 
   const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines) : [];
   return (
-    <Box flexDirection="column" borderStyle="round" paddingX={1}>
+    // Compact (a short screen): no box, and the request on the title's line: three rows fewer.
+    <Box flexDirection="column" {...(compact ? {} : { borderStyle: "round" as const, paddingX: 1 })}>
       <Text>
         {theme.warning("Allow ")}
         {theme.bold(approval.name)}
         {theme.warning("?")}
+        {compact && approval.warning === undefined ? ` ${approval.description}` : ""}
       </Text>
       {approval.warning !== undefined && <Text>{theme.warning(theme.bold(`⚠ ${approval.warning}`))}</Text>}
-      <Text>{approval.description}</Text>
-      {diff.length > 0 && <Text>{diff.join("\n")}</Text>}
-      {note === undefined ? (
-        <Box flexDirection="column" marginTop={1}>
+      {(!compact || approval.warning !== undefined) && <Text>{approval.description}</Text>}
+      {/* One row per line, so the frame budget's line count is its row count. */}
+      {diff.length > 0 && (
+        <Box ref={diffRef}>
+          <Text wrap="truncate-end">{diff.join("\n")}</Text>
+        </Box>
+      )}
+      {note === undefined && compact ? (
+        <Box ref={choicesRef} flexDirection="column">
+          <CompactChoices choices={choices} selected={selected} />
+        </Box>
+      ) : note === undefined ? (
+        <Box ref={choicesRef} flexDirection="column" marginTop={1}>
           {choices.map((choice, index) => (
             <Box key={choice.key} flexDirection="column">
               <Text>
@@ -110,7 +133,7 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
           <Text>{theme.dim(`↑/↓ Enter · ${choices.map((c) => c.key).join(" ")} · Esc denies · Ctrl+C interrupts the turn`)}</Text>
         </Box>
       ) : (
-        <Box flexDirection="column" marginTop={1}>
+        <Box ref={choicesRef} flexDirection="column" marginTop={compact ? 0 : 1}>
           <Text>{theme.dim("Note to the model (Enter denies with it, Esc goes back):")}</Text>
           <Text>
             {theme.accent("› ")}
@@ -121,5 +144,30 @@ export function ApprovalPrompt({ approval, maxDiffLines, onAnswer, onInterrupt }
         </Box>
       )}
     </Box>
+  );
+}
+
+const isSessionChoice = (choice: ApprovalChoice) => choice.decision?.kind === "allow_session";
+
+/** The selected answer in full (a session grant's exact words and limits), then the keys. */
+function CompactChoices({ choices, selected }: { choices: readonly ApprovalChoice[]; selected: number }) {
+  const theme = useTheme();
+  const choice = choices[selected];
+  if (!choice) return null;
+  const keys = choices.filter((c) => !isSessionChoice(c)).map((c) => `${c.key} ${c.label.toLowerCase()}`);
+  return (
+    <>
+      <Text>
+        {theme.accent("› ")}
+        {theme.bold(`${selected + 1}. ${choice.label}`)}
+        {theme.dim(` (${choice.key})`)}
+      </Text>
+      {choice.detail !== undefined && (
+        <Box paddingLeft={5}>
+          <Text>{theme.dim(choice.detail)}</Text>
+        </Box>
+      )}
+      <Text wrap="truncate-end">{theme.dim(`↑/↓ ${choices.length} answers · Enter · ${keys.join(" · ")} · Esc denies`)}</Text>
+    </>
   );
 }

@@ -1,4 +1,5 @@
-import { Box, Text, useAnimation } from "ink";
+import { Box, Text, useAnimation, type DOMElement } from "ink";
+import type { RefObject } from "react";
 import { MarkdownText } from "../markdown/markdown-text.tsx";
 import { useTheme } from "../theme-context.tsx";
 import { TranscriptItemView } from "../transcript/transcript-item-view.tsx";
@@ -17,10 +18,12 @@ interface LiveTurnViewProps {
   width: number;
   /** Lines the streaming block may take before older lines are hidden (they reach scrollback when settled). */
   maxTextLines: number;
+  /** The streaming block's box, measured by the frame budget (../live-frame-budget.ts). */
+  textRef?: RefObject<DOMElement | null>;
 }
 
 /** The turn in progress: items still changing, the open markdown block and a working indicator. */
-export function LiveTurnView({ live, width, maxTextLines }: LiveTurnViewProps) {
+export function LiveTurnView({ live, width, maxTextLines, textRef }: LiveTurnViewProps) {
   const theme = useTheme();
   const activity = live.retry
     ? theme.warning(
@@ -35,7 +38,7 @@ export function LiveTurnView({ live, width, maxTextLines }: LiveTurnViewProps) {
         <TranscriptItemView key={item.id} item={item} width={width} />
       ))}
       {live.openText.trim() !== "" && (
-        <Box marginTop={live.itemsPushed > 0 ? 1 : 0}>
+        <Box ref={textRef} marginTop={live.itemsPushed > 0 ? 1 : 0}>
           <MarkdownText source={live.openText} width={width} maxLines={maxTextLines} />
         </Box>
       )}
