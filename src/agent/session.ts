@@ -16,11 +16,11 @@ import type { ShortTermMemory } from "../memory/short-term.ts";
 import { finalAnswer } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import { buildRequest, exactCounter, type BuildInput } from "../prompt/builder.ts";
-import { readGitInfo, type GitInfo } from "../prompt/git-info.ts";
-import { expandAttachmentsSafely, type ImageFileAttachment } from "../prompt/attachment-files.ts";
-import { readInstructionFiles, refusedInstructionNotice, type InstructionFileOptions, type InstructionFiles } from "../prompt/instruction-files.ts";
+import type { GitInfo } from "../prompt/git-info.ts";
+import type { ImageFileAttachment } from "../prompt/attachment-files.ts";
+import { readInstructionFiles, type InstructionFileOptions, type InstructionFiles } from "../prompt/instruction-files.ts";
 import { writeManifest } from "../prompt/manifest.ts";
-import type { AttachedImage, CurrentTask } from "../prompt/section.ts";
+import type { CurrentTask } from "../prompt/section.ts";
 import type { NewRecord } from "../session/transcript-schema.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
 import { createSession, readSession, type SessionTranscript } from "../session/transcript.ts";
@@ -35,7 +35,6 @@ import { realpathSync } from "node:fs";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
 import { TurnCheckpoints } from "../checkpoints/turn-checkpoints.ts";
 import { NothingToUndoError, undoTurn, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
-import { withUndoNote } from "../checkpoints/undo-note.ts";
 import { trace } from "../trace.ts";
 import { EventStream } from "./event-channel.ts";
 import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
@@ -44,12 +43,13 @@ import { ModelSummarizer } from "./model-summarizer.ts";
 import { FoldPlanner } from "./fold-planner.ts";
 import { SessionCost } from "./session-cost.ts";
 import { applyPromotions } from "../memory/promotion.ts";
-import { snapshotSource, stateSnapshotOf, takeStateSnapshot } from "../memory/state-snapshot.ts";
+import { snapshotSource, takeStateSnapshot } from "../memory/state-snapshot.ts";
 import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNotice } from "../memory/session-memory.ts";
 import { recordTurnInMemory } from "../memory/turn-memory.ts";
 import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDeps, type TurnLoopEvent, type TurnOutcome } from "./turn-loop.ts";
 import { isRecordEvent, TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
 import { TurnContextTaker } from "./turn-context-taker.ts";
+import { openTurn, type TurnOpeningContext } from "./turn-opening.ts";
 
 export interface AgentSessionOptions {
   root: string;
@@ -129,6 +129,8 @@ export class AgentSession {
   private readonly instructionOptions: InstructionFileOptions;
   /** What each turn's file tools write, kept so the turn can be undone (ADR 0081). */
   private readonly checkpoints: TurnCheckpoints;
+  /** What a turn's opening reads and moves on (./turn-opening.ts). */
+  private readonly opening: TurnOpeningContext;
 
   private constructor(options: AgentSessionOptions, paths: WorkspacePaths, count: (text: string) => number, opened: OpenedMemory) {
     this.paths = paths;
@@ -180,6 +182,17 @@ export class AgentSession {
         onFallback: (message) => this.pendingNotices.push(message),
         onNotice: (message) => this.pendingNotices.push(message),
       });
+    this.opening = {
+      paths: this.paths,
+      cwd: this.cwd,
+      memory: this.memory,
+      checkpoints: this.checkpoints,
+      approvals: this.tools.approvals,
+      state: this.state,
+      count,
+      instructionOptions: this.instructionOptions,
+      toldRefusals: this.toldRefusals,
+    };
   }
 
   static async open(options: AgentSessionOptions): Promise<AgentSession> {
@@ -315,37 +328,7 @@ export class AgentSession {
 
   private async runTurn(typed: string, signal: AbortSignal, emit: (event: AgentEvent) => void, options: SubmitOptions): Promise<TurnOutcome> {
     const transcript = await this.ensureTranscript(emit);
-    // `@path` attachments become part of the message as it is recorded, so the window, the
-    // summary and a resumed session carry the same text (ADR 0079); images ride with this turn only.
-    const expanded = await expandAttachmentsSafely(typed, { root: this.paths.root, cwd: this.cwd, ...(options.images && { images: options.images }) });
-    for (const notice of expanded.notices) emit({ type: "notice", message: notice.message, code: notice.code });
-    // Files undone or redone since the last message: the conversation still shows them as before.
-    const rewinds = this.memory.takeRewinds();
-    const text = withUndoNote(expanded.text, rewinds);
-    if (rewinds.length > 0) emit({ type: "notice", message: `told the model what changed on disk since the last turn: ${rewinds.map((r) => `/${r.kind} of turn ${r.of_turn} (${r.files.length} file${r.files.length === 1 ? "" : "s"})`).join(", ")}` });
-    const images: readonly AttachedImage[] = expanded.images;
-    const turn = this.memory.lastTurn + 1;
-    const startedAt = new Date();
-    this.memory.workingSet.setTurn(turn);
-    this.checkpoints.beginTurn(turn);
-    for (const expired of this.tools.approvals.beginTurn(turn)) {
-      emit({ type: "notice", message: `the confirmation for ${expired.description} expired after 3 turns without an answer` });
-    }
-    // The user's message reaches the disk before anything can fail.
-    transcript.append({ kind: "user", turn, text, tokens: this.count(text) });
-    transcript.sync();
-    this.memory.lastTurn = turn;
-    emit({ type: "turn_start", turn, userText: expanded.text });
-
-    const [files, git] = await Promise.all([readInstructionFiles(this.paths, this.instructionOptions), readGitInfo(this.paths.root, signal)]);
-    if (!stateSnapshotOf(this.memory, transcript.file)) await takeStateSnapshot(this.state, this.memory, transcript, turn);
-    for (const refused of files.refused) {
-      const message = refusedInstructionNotice(refused);
-      if (this.toldRefusals.has(message)) continue;
-      this.toldRefusals.add(message);
-      emit({ type: "notice", message, code: "instruction_file_refused" });
-    }
-    trace(`turn ${turn}: instructions and git status read`);
+    const { turn, text, images, startedAt, files, git } = await openTurn(this.opening, transcript, typed, signal, emit, options);
 
     const taken = new TurnContextTaker(turn, this.memory);
     const deps: TurnLoopDeps = {
