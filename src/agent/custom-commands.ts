@@ -5,6 +5,7 @@
  * Code's and Gemini CLI's custom commands do (ADR 0082). Pure: parsing, names and expansion; the
  * files are read by custom-command-files.ts.
  */
+import { oneLine } from "../one-line.ts";
 import { parseSlash } from "./slash-catalog.ts";
 
 export type CustomCommandScope = "user" | "project";
@@ -44,10 +45,7 @@ function unquote(value: string): string {
   return quoted ? (quoted[2] ?? "") : trimmed;
 }
 
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > DESCRIPTION_MAX ? `${line.slice(0, DESCRIPTION_MAX - 1)}…` : line;
-}
+const descriptionLine = (text: string) => oneLine(text, DESCRIPTION_MAX);
 
 /**
  * A command file's text: an optional front matter between `---` lines whose `description:` is
@@ -69,7 +67,7 @@ export function parseCommandFile(text: string): ParsedCommandFile {
   const body = lines.slice(start).join("\n").replace(/^\s*\n/, "").trimEnd();
   if (body.trim() === "") return { ok: false, problem: "has no prompt text; write the prompt below the front matter" };
   const firstLine = body.split("\n").find((line) => line.trim() !== "") ?? "";
-  return { ok: true, description: oneLine(description && description !== "" ? description : firstLine.replace(/^#+\s*/, "")), body };
+  return { ok: true, description: descriptionLine(description && description !== "" ? description : firstLine.replace(/^#+\s*/, "")), body };
 }
 
 /** What the model receives for `/NAME ARGS`: `$ARGUMENTS` replaced, else ARGS after the text. */

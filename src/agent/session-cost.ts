@@ -5,6 +5,7 @@
  * priced at a tenth) and, when the model's prices are set in settings, an estimate in USD.
  * The REPL's status line and `/cost` show it; headless `--output-format json` carries it.
  */
+import { userConfigFileShown } from "../config/user-config-dir.ts";
 import type { Settings } from "../config/settings-schema.ts";
 import { CACHED_PRICE } from "../memory/fold-economics.ts";
 
@@ -100,7 +101,7 @@ export function costLines(f: CostFigures, prices: Prices | undefined): string[] 
     lines.push(`of which folding the window (the memory's own cost): ${tokens(f.fold.input)} input${share}, effective ${tokens(effectiveInput(f.fold.input, f.fold.cached))}, ${tokens(f.fold.output)} output${usd}`);
   }
   if (prices && f.usd !== undefined) lines.push(`estimate: $${f.usd.toFixed(4)} at $${prices.input}/M input, $${prices.cachedInput ?? prices.input * CACHED_PRICE}/M cached, $${prices.output}/M output (settings "prices")`);
-  else lines.push(`no price estimate: set "prices": {"input": …, "output": …} (USD per million tokens) in ~/.config/valarmind/config.json`);
+  else lines.push(`no price estimate: set "prices": {"input": …, "output": …} (USD per million tokens) in ${userConfigFileShown()}`);
   return lines;
 }
 

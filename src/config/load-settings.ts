@@ -14,8 +14,8 @@ import { join } from "node:path";
 import { Value, type ValueError } from "@sinclair/typebox/value";
 import { describeError, UsageError } from "../errors.ts";
 import { mcpConfigProblem, mergeMcpServers } from "../mcp/mcp-config.ts";
-import { userConfigDir } from "./user-config-dir.ts";
-import { SettingsSchema, type PartialSettings, type Settings } from "./settings-schema.ts";
+import { userConfigDir, userConfigFileShown } from "./user-config-dir.ts";
+import { HTTP_URL_PATTERN, SettingsSchema, type PartialSettings, type Settings } from "./settings-schema.ts";
 
 const PartialSchema = { ...SettingsSchema, required: [] as string[] };
 
@@ -37,6 +37,7 @@ function allowedLiterals(schema: unknown): unknown[] | undefined {
 
 /** What a value should have been: the allowed values for a union of literals, else TypeBox's words. */
 function expected(error: ValueError): string {
+  if (error.schema.pattern === HTTP_URL_PATTERN) return "must be an http(s) URL such as http://127.0.0.1:8787/v1";
   const literals = allowedLiterals(error.schema);
   return literals ? `must be one of ${literals.map((v) => JSON.stringify(v)).join(", ")}` : error.message;
 }
@@ -206,7 +207,7 @@ export function resolveSettings(root: string, flags: PartialSettings = {}, optio
   if (merged.windowBlockTurns > merged.shortBufferTurns) {
     throw new UsageError(
       `settings: windowBlockTurns (${merged.windowBlockTurns}) must not exceed shortBufferTurns (${merged.shortBufferTurns}): a block is part of the window`,
-      { hint: "Lower windowBlockTurns or raise shortBufferTurns (SHORT_BUFFER_TURNS) in .valarmind/config.json or ~/.config/valarmind/config.json." },
+      { hint: `Lower windowBlockTurns or raise shortBufferTurns (SHORT_BUFFER_TURNS) in .valarmind/config.json or ${userConfigFileShown()}.` },
     );
   }
   return { settings: merged, project };

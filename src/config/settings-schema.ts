@@ -1,11 +1,14 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { McpOptionsSchema, McpServersSchema } from "../mcp/mcp-config.ts";
 
+/** An http(s) URL with a host, as `baseURL` must be (OPENAI_BASE_URL is checked the same way). */
+export const HTTP_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+\\S*$";
+
 /** One source for the settings' types, JSON Schema and defaults. API keys are never settings. */
 export const SettingsSchema = Type.Object(
   {
     model: Type.String({ minLength: 1, default: "gpt-5.5", description: "model name, as the server knows it" }),
-    baseURL: Type.Optional(Type.String({ minLength: 1, description: "API base URL, usually ending in /v1 (else OPENAI_BASE_URL)" })),
+    baseURL: Type.Optional(Type.String({ pattern: HTTP_URL_PATTERN, description: "API base URL, usually ending in /v1 (else OPENAI_BASE_URL)" })),
     wireApi: Type.Union([Type.Literal("responses"), Type.Literal("chat")], {
       default: "responses",
       description: "HTTP API of the server: 'responses' (POST /responses) or 'chat' (POST /chat/completions: llama.cpp, vLLM, Ollama, …)",

@@ -3,6 +3,7 @@
  * server, and what to do next. Pure: no I/O, no SDK types (the client narrows SDK errors into the
  * plain shapes below first).
  */
+import { userConfigFileShown } from "../config/user-config-dir.ts";
 import type { ModelErrorKind, ModelStreamEvent, WireApi } from "./types.ts";
 
 export type ModelErrorEvent = Extract<ModelStreamEvent, { type: "error" }>;
@@ -30,7 +31,7 @@ export interface ErrorContext {
 }
 
 const KEY_HELP = "export OPENAI_API_KEY=<your key> (keys: https://platform.openai.com/api-keys)";
-const WIRE_HELP = `set "wireApi": "chat" in ~/.config/valarmind/config.json or VALARMIND_WIRE_API=chat`;
+const wireHelp = () => `set "wireApi": "chat" in ${userConfigFileShown()} or VALARMIND_WIRE_API=chat`;
 
 function endpointOf(ctx: ErrorContext): string {
   return ctx.endpoint ?? (ctx.wire === "chat" ? "/chat/completions" : "/responses");
@@ -150,7 +151,7 @@ export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorCo
     return error(
       "bad_request",
       `HTTP 404 from ${where}: the server at ${ctx.baseURL} has no /responses endpoint (${said}). ` +
-        `If it speaks Chat Completions (llama.cpp, vLLM, Ollama, LM Studio, …) ${WIRE_HELP}. ` +
+        `If it speaks Chat Completions (llama.cpp, vLLM, Ollama, LM Studio, …) ${wireHelp()}. ` +
         `Otherwise check that the base URL ends in /v1 and settings.model${ctx.model ? ` ('${ctx.model}')` : ""}.`,
       false,
       status,

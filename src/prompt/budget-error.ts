@@ -62,7 +62,8 @@ export class BudgetExceededError extends ValarmindError {
 
   constructor(what: string, needed: number, budget: number, largest: BudgetShare[]) {
     const top = largest.slice(0, 5).map(shown).join(", ");
-    super(`${what} need ${needed} tokens, over the budget of ${budget} (MAX_CONTEXT_TOKENS); largest: ${top}`, { hint: budgetHint(largest) });
+    // Exit 2, a configuration error: the budget is too small for what must be sent.
+    super(`${what} need ${needed} tokens, over the budget of ${budget} (MAX_CONTEXT_TOKENS); largest: ${top}`, { hint: budgetHint(largest), exitCode: 2 });
     this.name = "BudgetExceededError";
     this.neededTokens = needed;
     this.budgetTokens = budget;

@@ -155,6 +155,20 @@ export function planPrune(paths: WorkspacePaths, options: { olderThanDays: numbe
   };
 }
 
+/**
+ * Which of `ids` are in use now, with who holds them: each lock taken and given back at once (the
+ * same test `prune` makes), so a preview can say what `--yes` would keep.
+ */
+export async function sessionsInUse(paths: WorkspacePaths, ids: readonly string[]): Promise<Map<string, string>> {
+  const busy = new Map<string, string>();
+  for (const id of ids) {
+    const lock = await lockSession(paths, id, { waitMs: 0 });
+    if (lock.kind === "busy") busy.set(id, lock.holder);
+    else await releaseSessionLock(lock.lock);
+  }
+  return busy;
+}
+
 /** Removes the plan's sessions, each under its session lock (one in use now is skipped). */
 export async function prune(paths: WorkspacePaths, plan: PrunePlan): Promise<PruneResult> {
   const result: PruneResult = { removed: [], skipped: [] };

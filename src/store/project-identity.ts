@@ -4,6 +4,7 @@
  * (`https://user:token@GitHub.com/org/repo.git`, `git@github.com:org/repo` and
  * `ssh://git@github.com:22/org/repo.git` are all `github.com/org/repo`).
  */
+import { userConfigFileShown } from "../config/user-config-dir.ts";
 import { isAbsolute, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 import { runGit } from "../git/safe-git.ts";
@@ -42,7 +43,7 @@ export async function resolveProjectIdentity(root: string, projectId: string | u
   const url = origin.exitCode === 0 ? origin.stdout.trim() : "";
   if (url === "") {
     throw new UsageError(`the shared state store needs to know which project ${root} is, and it has no git remote 'origin' and no projectId setting`, {
-      hint: "Set \"projectId\" in .valarmind/config.json (or ~/.config/valarmind/config.json), or add the remote every clone shares: git remote add origin URL.",
+      hint: `Set "projectId" in .valarmind/config.json (or ${userConfigFileShown()}), or add the remote every clone shares: git remote add origin URL.`,
     });
   }
   const normalized = normalizeRemoteUrl(url, root);

@@ -3,6 +3,7 @@
  * the local file). The target is checked under its own lock: a target that differs from the
  * source is overwritten only with `--force`, and the refusal lists what would change.
  */
+import { userConfigFileShown } from "../config/user-config-dir.ts";
 import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../config/paths.ts";
 import { UsageError, ValarmindError } from "../errors.ts";
 import type { WorkingState } from "../state/schema.ts";
@@ -70,7 +71,7 @@ function serverStore(paths: WorkspacePaths, options: TransferOptions): RedisStat
   const choice = resolveStoreChoice(paths.root);
   const url = options.url ?? (choice.kind === "redis" ? choice.url : undefined);
   if (url === undefined || !/^rediss?:\/\//.test(url)) {
-    throw new UsageError("no Redis store to copy to or from", { hint: "Pass --url redis://host:6379/0, or set 'store' in ~/.config/valarmind/config.json or VALARMIND_STORE." });
+    throw new UsageError("no Redis store to copy to or from", { hint: `Pass --url redis://host:6379/0, or set 'store' in ${userConfigFileShown()} or VALARMIND_STORE.` });
   }
   const projectId = choice.kind === "redis" ? choice.projectId : undefined;
   return new RedisStateStore(paths, url, { keepLocalCopy: false, ...(projectId !== undefined && { projectId }) });

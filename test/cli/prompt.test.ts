@@ -68,11 +68,16 @@ describe("valarmind prompt --dry-run", () => {
     expect(request.tools.map((t: { name: string }) => t.name)).toContain("read_file");
   });
 
-  test("--budget below what must stay is a clear error", async () => {
-    const r = await runCli(["prompt", "--dry-run", "--budget", "200", "hi"], { cwd: root });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("over the budget of 200");
+  test("--budget below what must stay is a clear error, exit 2 as chat's; below 1000 it is refused as chat refuses it", async () => {
+    const r = await runCli(["prompt", "--dry-run", "--budget", "1500", "hi"], { cwd: root });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("over the budget of 1500");
     expect(r.stderr).toContain("Raise maxContextTokens");
+    for (const budget of ["200", "10", "x"]) {
+      const refused = await runCli(["prompt", "--dry-run", "--budget", budget, "hi"], { cwd: root });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`--budget must be an integer of at least 1000 tokens, got '${budget}'`);
+    }
   });
 
   test("a tight --budget shows what was cut and why", async () => {

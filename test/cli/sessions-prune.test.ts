@@ -101,6 +101,14 @@ describe("sessions prune", () => {
     const held = await lockSession(workspacePaths(root), busy.id, { waitMs: 0 });
     expect(held.kind).toBe("held");
     try {
+      // The preview already says the session in use stays, and does not offer it for removal.
+      const preview = await sessions(["prune"], root);
+      expect(preview.code).toBe(0);
+      expect(preview.stdout).toContain(`${busy.id.padEnd(10)} in use by another valarmind (pid ${process.pid}`);
+      expect(preview.stdout).toContain("1 in use now");
+      expect(preview.stdout).not.toMatch(new RegExp(`^  ${busy.id} +last used`, "m"));
+      expect(preview.stdout).toContain("Nothing was removed.");
+      expect(existsSync(busy.file)).toBe(true);
       const r = await sessions(["prune", "--yes"], root);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`valarmind: kept session ${busy.id}: in use by another valarmind (pid ${process.pid}`);

@@ -8,7 +8,7 @@ import { helpOutput, SLASH_CATALOG, unknownCommandOutput } from "../../src/agent
 import { SessionChatController } from "../../src/cli/chat/chat-controller.ts";
 import { fakeModel, makeGitWorkspace, testSettings } from "../agent/support/agent-harness.ts";
 import { cleanupTempDirs } from "../support/cli.ts";
-import { startFakeResponsesServer, type FakeResponsesServer } from "../support/fake-responses-server.ts";
+import { startFakeResponsesServer, textStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
 
 let server: FakeResponsesServer;
 let root: string;
@@ -47,6 +47,21 @@ test("every core command of the catalogue is carried out; /help is the catalogue
     expect(await controller.runCommand("frobnicate", "x")).toEqual(unknownCommandOutput("frobnicate"));
     expect((await controller.runCommand("exit", "")).isError).toBe(true);
     expect(server.requests).toHaveLength(0);
+  } finally {
+    await controller.close();
+  }
+});
+
+test("/sessions lists each session on one line, whatever its first message holds (newlines, an attached file's note)", async () => {
+  const controller = await SessionChatController.open({ root, settings: testSettings(), model: fakeModel(server), interactive: true, resume: { kind: "new" }, warnings: [] });
+  try {
+    server.enqueue(textStream("ok"));
+    await Bun.write(`${root}/notes.md`, "line one\nline two\n");
+    for await (const _ of controller.submit("read this\n\n@notes.md\nplease", new AbortController().signal)) void _;
+    const output = await controller.runCommand("sessions", "");
+    expect(output.lines).toHaveLength(1);
+    expect(output.lines[0]).toMatch(/ 1 turns {2}read this/);
+    expect(output.lines[0]).not.toContain("\n");
   } finally {
     await controller.close();
   }

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadSettings, resolveSettings } from "../../src/config/load-settings.ts";
 import { UsageError } from "../../src/errors.ts";
+import { userConfigFileShown } from "../../src/config/user-config-dir.ts";
 import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
 
 const ENV_KEYS = ["XDG_CONFIG_HOME", "VALARMIND_MODEL", "OPENAI_BASE_URL", "MAX_CONTEXT_TOKENS", "SHORT_BUFFER_TURNS", "VALARMIND_APPROVALS", "VALARMIND_REASONING_EFFORT", "VALARMIND_WIRE_API"];
@@ -69,6 +70,29 @@ describe("loadSettings", () => {
     const error = usageError(() => loadSettings(root));
     expect(error.message).toContain(file);
     expect(error.message).toContain("/shortBufferTurns");
+  });
+
+  test("baseURL must be an http(s) URL, in a file as in OPENAI_BASE_URL: the file, the field and an example", () => {
+    mkdirSync(join(userDir, "valarmind"), { recursive: true });
+    const file = join(userDir, "valarmind", "config.json");
+    for (const bad of ["notaurl", "ftp://host/v1", "http://", "127.0.0.1:8787/v1"]) {
+      writeFileSync(file, JSON.stringify({ baseURL: bad }));
+      const error = usageError(() => loadSettings(root));
+      expect(error.message).toBe(`${file}: /baseURL must be an http(s) URL such as http://127.0.0.1:8787/v1 (got ${JSON.stringify(bad)})`);
+      expect(error.exitCode).toBe(2);
+    }
+    for (const good of ["http://127.0.0.1:8787/v1", "https://api.example.com/v1", "HTTPS://host"]) {
+      writeFileSync(file, JSON.stringify({ baseURL: good }));
+      expect(loadSettings(root).baseURL).toBe(good);
+    }
+  });
+
+  test("hints name the user config file where it really is (XDG_CONFIG_HOME), with the home directory as ~", () => {
+    writeProject({ windowBlockTurns: 30, shortBufferTurns: 20 });
+    const error = usageError(() => loadSettings(root, {}, { trusted: true }));
+    expect(error.hint).toContain(join(userDir, "valarmind", "config.json"));
+    delete process.env.XDG_CONFIG_HOME;
+    expect(userConfigFileShown()).toBe("~/.config/valarmind/config.json");
   });
 
   test("a non-integer environment variable is named", () => {

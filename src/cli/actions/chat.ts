@@ -4,6 +4,8 @@
  * message is in the transcript); 2 usage or configuration error; 130 interrupted (Ctrl+C), 143
  * terminated (SIGTERM), 129 hung up (SIGHUP): the turn is aborted and recorded like Ctrl+C.
  */
+import { userConfigFileShown } from "../../config/user-config-dir.ts";
+import { parseBudgetFlag } from "../budget-flag.ts";
 import { onStdoutClosed } from "../stdout-closed.ts";
 import { relative } from "node:path";
 import { headlessFormat, type ChatOptions, type OutputFormat } from "../commands/chat.ts";
@@ -54,11 +56,7 @@ function flagSettings(opts: ChatOptions): PartialSettings {
   if (opts.sandbox !== undefined) flags.sandbox = opts.sandbox as Settings["sandbox"];
   if (opts.network) flags.network = true;
   if (opts.reasoningEffort !== undefined) flags.reasoningEffort = opts.reasoningEffort as Settings["reasoningEffort"];
-  if (opts.budget !== undefined) {
-    const n = Number(opts.budget);
-    if (!Number.isInteger(n) || n < 1000) throw new UsageError(`--budget must be an integer of at least 1000 tokens, got '${opts.budget}'`, { hint: "Pass a whole number of tokens, e.g. --budget 8000." });
-    flags.maxContextTokens = n;
-  }
+  if (opts.budget !== undefined) flags.maxContextTokens = parseBudgetFlag(opts.budget);
   return flags;
 }
 
@@ -127,10 +125,10 @@ function ignoredNotice(root: string, loaded: LoadedSettings): string | undefined
   if (project.ignored.length > 0 && project.trusted) {
     // Trusted, yet some changes stay out (turning the sandbox off): trust is not what is missing.
     const list = project.ignored.map((c) => `${c.key}: ${shownSetting(c.key, c.to)}`).join(", ");
-    lines.push(`ignoring ${list} in ${relative(root, project.file)}: only your own settings (a flag such as --sandbox off, VALARMIND_SANDBOX, or ~/.config/valarmind/config.json) may set ${project.ignored.length > 1 ? "them" : "it"}, trusted folder or not.`);
+    lines.push(`ignoring ${list} in ${relative(root, project.file)}: only your own settings (a flag such as --sandbox off, VALARMIND_SANDBOX, or ${userConfigFileShown()}) may set ${project.ignored.length > 1 ? "them" : "it"}, trusted folder or not.`);
   }
   if (project.userOnly.length > 0) {
-    lines.push(`ignoring ${project.userOnly.join(" and ")} in ${relative(root, project.file)}: only your own settings (~/.config/valarmind/config.json, or VALARMIND_STORE for the store) may set ${project.userOnly.length > 1 ? "them" : "it"}, trusted folder or not.`);
+    lines.push(`ignoring ${project.userOnly.join(" and ")} in ${relative(root, project.file)}: only your own settings (${userConfigFileShown()}, or VALARMIND_STORE for the store) may set ${project.userOnly.length > 1 ? "them" : "it"}, trusted folder or not.`);
   }
   return lines.length > 0 ? lines.join("\n") : undefined;
 }

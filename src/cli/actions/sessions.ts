@@ -1,4 +1,5 @@
 /** `valarmind sessions list|show` read transcripts only; `sessions prune --yes` removes old sessions. */
+import { oneLine as shared } from "../../one-line.ts";
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { describeError } from "../../errors.ts";
@@ -6,7 +7,7 @@ import { describeSession, findSession, listSessions, readSession, strayTranscrip
 import type { TranscriptRecord } from "../../session/transcript-schema.ts";
 import { damagedSideFile } from "../../session/damaged-lines.ts";
 import { describeRenumbering } from "../../session/turn-order.ts";
-import { formatBytes, planPrune, prune, type PruneCandidate } from "../../session/session-prune.ts";
+import { formatBytes, planPrune, prune, sessionsInUse, type PruneCandidate } from "../../session/session-prune.ts";
 import { terminalSafe } from "../../ui/terminal-safe-text.ts";
 import { jsonForTerminal } from "../../ui/print-json.ts";
 
@@ -18,10 +19,7 @@ function print(text: string): void {
 /** `sessions list` mentions sessions unused for longer than this. */
 const PRUNE_HINT_DAYS = 30;
 
-function oneLine(text: string, max = 70): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
+const oneLine = (text: string, max = 70) => shared(text, max);
 
 export async function listSessionsCommand(opts: { json: boolean }): Promise<number> {
   const paths = workspacePaths(findWorkspaceRoot());
@@ -123,9 +121,16 @@ export async function pruneSessionsCommand(opts: { olderThanDays: number; yes: b
     return 0;
   }
   if (!opts.yes) {
-    print(`${plan.remove.length} session(s) unused for over ${days}, ${total(plan.remove)} (transcripts, manifests, shell outputs, undo checkpoints):\n`);
-    for (const c of plan.remove) print(`${line(c)}\n`);
-    print(`kept ${kept.join(", ")}. Nothing was removed: run 'valarmind sessions prune --older-than ${opts.olderThanDays} --yes' to remove them.\n`);
+    // A session in use (a REPL left open for days, a running chat -p) is kept by --yes: say so now.
+    const busy = await sessionsInUse(paths, plan.remove.map((c) => c.id));
+    const removable = plan.remove.filter((c) => !busy.has(c.id));
+    if (removable.length > 0) {
+      print(`${removable.length} session(s) unused for over ${days}, ${total(removable)} (transcripts, manifests, shell outputs, undo checkpoints):\n`);
+      for (const c of removable) print(`${line(c)}\n`);
+    }
+    for (const [id, holder] of busy) print(`  ${id.padEnd(10)} in use by another valarmind (${holder}): kept\n`);
+    const keptNow = busy.size > 0 ? [...kept, `${busy.size} in use now`] : kept;
+    print(`kept ${keptNow.join(", ")}. Nothing was removed${removable.length > 0 ? `: run 'valarmind sessions prune --older-than ${opts.olderThanDays} --yes' to remove them` : ""}.\n`);
     return 0;
   }
   const result = await prune(paths, plan);

@@ -3,6 +3,7 @@
  * slash commands, status, completion and the per-repository prompt history. Composition only:
  * the logic lives in the agent, state and prompt modules.
  */
+import { oneLine } from "../../one-line.ts";
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/front-end-contract.ts";
@@ -127,7 +128,7 @@ export class SessionChatController implements ChatController {
         case "resume":
           return await this.resume(args.trim());
         case "sessions":
-          return { title: "sessions", lines: (await this.listSessions()).map((s) => `${s.id}  ${s.startedAt.slice(0, 16)}  ${String(s.turns).padStart(3)} turns  ${s.firstMessage.slice(0, 60)}`) };
+          return { title: "sessions", lines: (await this.listSessions()).map((s) => `${s.id}  ${s.startedAt.slice(0, 16)}  ${String(s.turns).padStart(3)} turns  ${oneLine(s.firstMessage, 60)}`) };
         default: {
           const output = await runSlashCommand(this.session, command.name, args);
           await this.refreshState();

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { parseBudgetFlag } from "../budget-flag.ts";
 import { UsageError } from "../../errors.ts";
 
 /** `valarmind prompt`: options only; the work is imported lazily from ../prompt/run-prompt.ts. */
@@ -20,11 +21,7 @@ export function registerPrompt(program: Command): void {
     .option("--no-context-files", "with --dry-run: read no instruction file (AGENTS.md, CLAUDE.md, VALARMIND.md, VALARMIND.local.md), as chat --no-context-files")
     .addHelpText("after", '\nExamples:\n  valarmind prompt --dry-run "fix the failing test"\n  valarmind prompt --dry-run "..." --show-prompt > request.json\n  valarmind prompt --list\n  valarmind prompt --diff -2 -1\n')
     .action(async (words: string[], opts: Record<string, unknown>) => {
-      let budget: number | undefined;
-      if (opts.budget !== undefined) {
-        budget = Number(opts.budget);
-        if (!Number.isInteger(budget) || budget < 1) throw new UsageError(`--budget must be a positive integer, got ${JSON.stringify(opts.budget)}`);
-      }
+      const budget = opts.budget !== undefined ? parseBudgetFlag(String(opts.budget)) : undefined;
       const tokens = opts.tokens;
       if (tokens !== "local" && tokens !== "api") throw new UsageError(`--tokens must be 'local' or 'api', got ${JSON.stringify(tokens)}`);
       const inspecting = opts.list === true || typeof opts.show === "string" || Array.isArray(opts.diff);

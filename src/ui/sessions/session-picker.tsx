@@ -1,3 +1,4 @@
+import { oneLine } from "../../one-line.ts";
 import { Box, Text, useInput } from "ink";
 import { useState } from "react";
 import type { SessionListing } from "../../agent/front-end-contract.ts";
@@ -34,7 +35,7 @@ export function SessionPicker({ sessions, onChoose, onCancel }: SessionPickerPro
       {sessions.slice(first, first + MAX_ROWS).map((session, index) => {
         const active = first + index === selected;
         // The first message may quote anything (a pasted log, a file): shown terminal-safe.
-        const line = terminalSafe(`${session.startedAt}  ${String(session.turns).padStart(3)} turn(s)  ${session.firstMessage}`);
+        const line = terminalSafe(`${session.startedAt}  ${String(session.turns).padStart(3)} turn(s)  ${oneLine(session.firstMessage)}`);
         return (
           <Text key={session.id} wrap="truncate-end">
             {active ? theme.accent("› ") : "  "}

@@ -252,7 +252,7 @@ const envCases: BadInputCase[] = [
   envCase("VALARMIND_REASONING_EFFORT", "max", "`VALARMIND_REASONING_EFFORT=max`", "must be one of \"none\", \"minimal\", \"low\", \"medium\", \"high\""),
   envCase("MAX_CONTEXT_TOKENS", "lots", "`MAX_CONTEXT_TOKENS=lots`", "MAX_CONTEXT_TOKENS=lots is not an integer; set a whole number of tokens or unset it"),
   { ...envCase("MAX_CONTEXT_TOKENS", "12", "`MAX_CONTEXT_TOKENS=12`", "MAX_CONTEXT_TOKENS=12 … must be >= the minimum"), name: "env-MAX_CONTEXT_TOKENS-too-small" },
-  envCase("SHORT_BUFFER_TURNS", "-1", "`SHORT_BUFFER_TURNS=-1`", "SHORT_BUFFER_TURNS=-1 … must be >= 1"),
+  envCase("SHORT_BUFFER_TURNS", "-1", "`SHORT_BUFFER_TURNS=-1`", "SHORT_BUFFER_TURNS=-1 … Expected integer to be greater or equal to 20"),
   envCase("VALARMIND_SESSION_WAIT_MS", "soon", "`VALARMIND_SESSION_WAIT_MS=soon`", "VALARMIND_SESSION_WAIT_MS=soon is not a whole number of milliseconds"),
   envCase("OPENAI_BASE_URL", "not a url", "`OPENAI_BASE_URL=not a url`", "OPENAI_BASE_URL \"not a url\" is not a URL; set it to http(s)://host/v1"),
 ];
@@ -267,7 +267,10 @@ const flagCases: BadInputCase[] = [
   flag("chat-approvals", ["chat", "-p", "x", "--approvals", "yolo"], "`chat --approvals yolo`", "--approvals must be one of suggest, auto-edit, full-auto", "--approvals"),
   flag("chat-sandbox", ["chat", "-p", "x", "--sandbox", "none"], "`chat --sandbox none`", "--sandbox must be one of workspace-write, read-only, off", "--sandbox"),
   flag("chat-budget-not-number", ["chat", "-p", "x", "--budget", "lots"], "`chat --budget lots`", "--budget must be an integer of at least 1000 tokens", "--budget"),
-  flag("chat-budget-too-small", ["chat", "-p", "x", "--budget", "1500"], "`chat --budget 1500`", "over the budget of 1500 (MAX_CONTEXT_TOKENS); raise --budget", "--budget"),
+  {
+    ...flag("chat-budget-too-small", ["chat", "-p", "x", "--budget", "1500"], "`chat --budget 1500`", "over the budget of 1500 (MAX_CONTEXT_TOKENS); raise --budget", "--budget"),
+    kept: "the message is in a new session's transcript, as every message is before anything can fail; no request sent",
+  },
   flag("chat-reasoning-effort", ["chat", "-p", "x", "--reasoning-effort", "max"], "`chat --reasoning-effort max`", "--reasoning-effort must be one of none, minimal, low, medium, high", "--reasoning-effort"),
   flag("chat-model-empty", ["chat", "-p", "x", "--model", ""], "`chat --model ''`", "--model needs a model name", "--model"),
   flag("chat-print-empty", ["chat", "-p", "  "], "`chat -p '  '`", "-p needs a non-empty MESSAGE", "-p"),
@@ -307,7 +310,7 @@ const flagCases: BadInputCase[] = [
   },
   flag("prompt-modes-conflict", ["prompt", "--list", "--show", "1"], "`prompt --list --show 1`", "use one of --list, --show and --diff at a time", "--list"),
   flag("sessions-show-unknown", ["sessions", "show", "zzzz9999"], "`sessions show zzzz9999`", "no session 'zzzz9999' in <sessions dir>; list them with valarmind sessions list", "zzzz9999"),
-  flag("sessions-show-bad-id", ["sessions", "show", "../x"], "`sessions show ../x`", "invalid session id '../x'", "../x"),
+  flag("sessions-show-bad-id", ["sessions", "show", "../x"], "`sessions show ../x`", "no session '../x' in <sessions dir>", "../x"),
   flag("sessions-prune-older-than", ["sessions", "prune", "--older-than", "soon", "--yes"], "`sessions prune --older-than soon`", "'soon' is not a whole number of days (e.g. 30)", "--older-than"),
   {
     ...flag("state-task-missing-id", [], "`state task done T-99` (no such task)", "no task with id T-99 in the working state", "T-99"),
