@@ -4,11 +4,12 @@
  * left by a killed process is taken over at once) from open to close. Another process either
  * waits for it, saying so, up to a bound, or is told the session is busy and forks.
  */
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { acquireLock, type HeldLock } from "../state/lock.ts";
-import { readLockOwner } from "../state/lock-owner.ts";
+import { isDeadOwner, readLockOwner } from "../state/lock-owner.ts";
 import { describeError, UsageError } from "../errors.ts";
 
 /** What to do when the session is in use. `waitMs: 0` forks at once (the REPL). */
@@ -53,6 +54,24 @@ function tryLock(file: string, waitMs: number): Promise<HeldLock | undefined> {
     if (isLocked(error)) return undefined;
     throw error;
   });
+}
+
+/**
+ * Who holds session `id`'s lock, or undefined when nobody does, judged without writing anything
+ * (a preview must leave the disk as it is): a lock whose owner on this host is gone, or with no
+ * owner and not refreshed for SESSION_LOCK_STALE_MS, is one the next writer takes over, so free.
+ */
+export function sessionLockHolder(paths: WorkspacePaths, id: string, now = Date.now()): string | undefined {
+  const file = join(paths.sessionsDir, id);
+  let refreshed: number;
+  try {
+    refreshed = lstatSync(`${file}.lock`).mtimeMs;
+  } catch {
+    return undefined;
+  }
+  const owner = readLockOwner(`${file}.lock`);
+  if (owner ? isDeadOwner(owner) : now - refreshed > SESSION_LOCK_STALE_MS) return undefined;
+  return describeHolder(file);
 }
 
 /** Locks the session `id` (its transcript need not exist yet: a new session is locked before it is created). */

@@ -22,7 +22,7 @@ import { undoHistory } from "../checkpoints/undo-history.ts";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { describeError } from "../errors.ts";
 import { damagedSideFile } from "./damaged-lines.ts";
-import { lockSession, releaseSessionLock } from "./session-lock.ts";
+import { lockSession, releaseSessionLock, sessionLockHolder } from "./session-lock.ts";
 import { describeSession, listSessions, readSession, type SessionRef } from "./transcript.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -156,15 +156,14 @@ export function planPrune(paths: WorkspacePaths, options: { olderThanDays: numbe
 }
 
 /**
- * Which of `ids` are in use now, with who holds them: each lock taken and given back at once (the
- * same test `prune` makes), so a preview can say what `--yes` would keep.
+ * Which of `ids` are in use now, with who holds them, so a preview can say what `--yes` would
+ * keep. Read-only (`sessionLockHolder`); `prune` itself decides under each session's lock.
  */
-export async function sessionsInUse(paths: WorkspacePaths, ids: readonly string[]): Promise<Map<string, string>> {
+export function sessionsInUse(paths: WorkspacePaths, ids: readonly string[]): Map<string, string> {
   const busy = new Map<string, string>();
   for (const id of ids) {
-    const lock = await lockSession(paths, id, { waitMs: 0 });
-    if (lock.kind === "busy") busy.set(id, lock.holder);
-    else await releaseSessionLock(lock.lock);
+    const holder = sessionLockHolder(paths, id);
+    if (holder !== undefined) busy.set(id, holder);
   }
   return busy;
 }

@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, utimesSync, lutimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
 import { startFakeResponsesServer, textStream, toolCallStream, type FakeResponsesServer } from "../support/fake-responses-server.ts";
@@ -118,6 +119,24 @@ describe("sessions prune", () => {
     } finally {
       if (held.kind === "held") await releaseSessionLock(held.lock);
     }
+  });
+
+  test("the list without --yes judges locks without writing: one left by a dead process, or old and ownerless, does not keep a session", async () => {
+    const dead = await newSession("left locked by a killed process");
+    const ownerless = await newSession("left locked before owners were recorded");
+    for (const s of [dead, ownerless]) for (const path of sessionFiles(s.id, s.file)) age(path, 60);
+    const sessionsDir = join(root, ".valarmind", "sessions");
+    mkdirSync(join(sessionsDir, `${dead.id}.lock`));
+    writeFileSync(join(sessionsDir, `${dead.id}.lock`, "owner.json"), JSON.stringify({ pid: 2 ** 22 + 12345, hostname: hostname() }));
+    mkdirSync(join(sessionsDir, `${ownerless.id}.lock`));
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(sessionsDir, `${ownerless.id}.lock`), old, old);
+    const before = readdirSync(sessionsDir).sort();
+    const preview = await sessions(["prune"], root);
+    expect(preview.code).toBe(0);
+    expect(preview.stdout).toContain("2 session(s) unused for over 30 days");
+    expect(preview.stdout).not.toContain("in use");
+    expect(readdirSync(sessionsDir).sort()).toEqual(before);
   });
 
   test("a symlink in place of a session's directory is removed as a link; what it points to is untouched", async () => {

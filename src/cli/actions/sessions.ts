@@ -122,7 +122,7 @@ export async function pruneSessionsCommand(opts: { olderThanDays: number; yes: b
   }
   if (!opts.yes) {
     // A session in use (a REPL left open for days, a running chat -p) is kept by --yes: say so now.
-    const busy = await sessionsInUse(paths, plan.remove.map((c) => c.id));
+    const busy = sessionsInUse(paths, plan.remove.map((c) => c.id));
     const removable = plan.remove.filter((c) => !busy.has(c.id));
     if (removable.length > 0) {
       print(`${removable.length} session(s) unused for over ${days}, ${total(removable)} (transcripts, manifests, shell outputs, undo checkpoints):\n`);
