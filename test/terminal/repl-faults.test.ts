@@ -18,8 +18,8 @@
  * Every tmux server started here is killed after each test, and any REPL process left (by pid).
  */
 import { afterAll, afterEach, beforeEach, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { makeGitWorkspace } from "../agent/support/agent-harness.ts";
 import { cleanupTempDirs, makeTempDir, runCli } from "../support/cli.ts";
 import {
@@ -33,17 +33,12 @@ import {
   type FakeResponsesServer,
   type Gate,
 } from "../support/fake-responses-server.ts";
-import { chatTerminalEnvironment, killTerminals, TmuxTerminal, type Termios } from "../support/tmux.ts";
+import { killTerminals, type TmuxTerminal } from "../support/tmux.ts";
+import { alive, count, EXIT_MARK, flat, HAS_TMUX, newestTranscript, on, oneFrame, STACK, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
 
-const BIN = resolve(import.meta.dir, "../../bin/valarmind");
-/** The shell prints this after the CLI exits; the typed command line itself cannot match it. */
-const EXIT_MARK = /EXIT:(\d+):END/;
-/** A stack trace printed by a crash (`    at fn (file:1:2)`). */
-const STACK = /^\s+at .+:\d+/m;
 const EXIT_WITHIN_MS = 5_000;
 const MESSAGE = "please explain the readme";
 
-const HAS_TMUX = Bun.which("tmux") !== null;
 const it = HAS_TMUX ? test : test.skip;
 
 let server: FakeResponsesServer;
@@ -63,34 +58,6 @@ afterEach(async () => {
 afterAll(cleanupTempDirs);
 
 // ---------------------------------------------------------------- processes and the terminal
-
-async function chatEnvironment(): Promise<Record<string, string>> {
-  const env = chatTerminalEnvironment(await makeTempDir("valarmind-faults-config-"), server.baseURL);
-  // bin/valarmind finds bun on PATH.
-  return { ...env, PATH: `${dirname(process.execPath)}:${env.PATH ?? "/usr/bin:/bin"}` };
-}
-
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return undefined;
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((child) => Number(statFields(child)?.[1]) === pid);
-}
-
-/** Running (a zombie has exited: only its parent has not collected it yet). */
-function alive(pid: number): boolean {
-  const state = statFields(pid)?.[0];
-  return state !== undefined && state !== "Z";
-}
 
 function rssKb(pid: number): number {
   try {
@@ -121,29 +88,11 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs: number):
   return performance.now() - begin;
 }
 
-/** A tmux command on the terminal's own server (TmuxTerminal has no paste or resize of its own). */
-async function tmuxIn(term: TmuxTerminal, ...args: string[]): Promise<string> {
-  const child = Bun.spawn(["tmux", "-L", term.socket, ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  if (code !== 0) throw new Error(`tmux ${args.join(" ")} exited ${code}: ${stderr.trim()}`);
-  return stdout;
-}
-
-const on = (modes: Termios, flag: string) => modes.get(flag) === true;
-
-/** Starts `bin/valarmind chat ARGS` in a new terminal; resolves once the prompt is up and the tty is raw. */
+/** Starts `bin/valarmind chat ARGS` in a new terminal (support/repl-terminal.ts), killed after the test if still running. */
 async function startChat(root: string, args = "", size = { columns: 100, rows: 30 }): Promise<{ term: TmuxTerminal; pid: number }> {
-  const term = await TmuxTerminal.start({ cwd: root, env: await chatEnvironment(), ...size });
-  const shell = Number(await term.format("#{pane_pid}"));
-  await term.type(`'${BIN}' chat ${args}; echo "EXIT:$?:END"`);
-  await term.press("Enter");
-  await term.waitFor((text) => text.includes("Ask anything"), "the REPL's prompt", 15_000);
-  await term.waitFor(async () => !on(await term.termios(), "icanon"), "raw mode on the pane's tty");
-  // bin/valarmind execs bun: the shell's only child is the REPL.
-  const pid = childrenOf(shell)[0];
-  if (pid === undefined) throw new Error("no valarmind process under the pane's shell");
-  started.add(pid);
-  return { term, pid };
+  const chat = await startReplChat({ root, baseURL: server.baseURL, args, size });
+  started.add(chat.pid);
+  return chat;
 }
 
 /** The terminal as the REPL found it: canonical mode, echo and signals on, cursor visible. */
@@ -164,24 +113,7 @@ async function expectCleanExit(term: TmuxTerminal, pid: number, what: string, st
 
 // ---------------------------------------------------------------- the session on disk
 
-interface Transcript {
-  id: string;
-  records: Array<Record<string, unknown>>;
-}
-
-function transcript(root: string): Transcript {
-  const dir = join(root, ".valarmind/sessions");
-  const file = readdirSync(dir)
-    .filter((name) => name.endsWith(".jsonl") && !name.endsWith(".damaged.jsonl"))
-    .sort()
-    .at(-1);
-  if (!file) throw new Error(`no transcript in ${dir}`);
-  const records = readFileSync(join(dir, file), "utf8")
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { id: /-([a-z0-9]+)\.jsonl$/.exec(file)?.[1] ?? "", records };
-}
+const transcript = newestTranscript;
 
 function lockOwner(root: string, id: string): number | undefined {
   const lock = join(root, ".valarmind/sessions", `${id}.lock`);
@@ -426,11 +358,6 @@ it("a 2 MB bracketed paste: one chip, keys echo at once after it, the exact text
 
 // ---------------------------------------------------------------- 4. a resize storm
 
-const count = (text: string, needle: string) => text.split(needle).length - 1;
-const flat = (text: string) => text.replace(/\s+/g, " ");
-const statusLines = (screen: string) => screen.split("\n").filter((line) => / · prompt \d/.test(line));
-/** One prompt and one status line on screen: the frame drawn again after the resizes settled. */
-const oneFrame = (screen: string) => count(screen, "Ask anything") === 1 && statusLines(screen).length === 1 && !screen.includes("Esc to interrupt");
 const PARAGRAPHS = Array.from({ length: 12 }, (_, i) => `Paragraph ${String(i + 1).padStart(2, "0")} of the answer says alpha beta gamma.`);
 
 /**

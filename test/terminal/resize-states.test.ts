@@ -22,9 +22,9 @@
  */
 import { afterAll, afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { makeGitWorkspace } from "../agent/support/agent-harness.ts";
-import { cleanupTempDirs, makeTempDir, runCli } from "../support/cli.ts";
+import { cleanupTempDirs, runCli } from "../support/cli.ts";
 import {
   conversationMessages,
   gatedAfter,
@@ -35,17 +35,14 @@ import {
   toolCallStream,
   type FakeResponsesServer,
 } from "../support/fake-responses-server.ts";
-import { chatTerminalEnvironment, killTerminals, TmuxTerminal, type Termios } from "../support/tmux.ts";
+import { killTerminals, type TmuxTerminal } from "../support/tmux.ts";
+import { alive, count, EXIT_MARK, flat, HAS_TMUX, on, oneFrame, STACK, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
 
-const BIN = resolve(import.meta.dir, "../../bin/valarmind");
-const EXIT_MARK = /EXIT:(\d+):END/;
 /** Part of the typed command line: in the scrollback until the first redraw clears it. */
 const COMMAND_LINE = `chat ; echo "EXIT`;
-const STACK = /^\s+at .+:\d+/m;
 /** 71 characters: one line at 100 columns, wrapped by ink at 60. */
 const MESSAGE = "please explain the readme and tell me what each of its sections is for";
 
-const HAS_TMUX = Bun.which("tmux") !== null;
 const it = HAS_TMUX ? test : test.skip;
 
 let server: FakeResponsesServer;
@@ -62,49 +59,13 @@ afterEach(async () => {
 });
 afterAll(cleanupTempDirs);
 
-// ---------------------------------------------------------------- harness (from repl-faults.test.ts)
+// ---------------------------------------------------------------- harness (support/repl-terminal.ts)
 
-async function chatEnvironment(): Promise<Record<string, string>> {
-  const env = chatTerminalEnvironment(await makeTempDir("valarmind-resize-config-"), server.baseURL);
-  return { ...env, PATH: `${dirname(process.execPath)}:${env.PATH ?? "/usr/bin:/bin"}` };
-}
-
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return undefined;
-  }
-}
-
-const childrenOf = (pid: number) =>
-  readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((child) => Number(statFields(child)?.[1]) === pid);
-const alive = (pid: number) => ![undefined, "Z"].includes(statFields(pid)?.[0]);
-const on = (modes: Termios, flag: string) => modes.get(flag) === true;
-
-async function tmuxIn(term: TmuxTerminal, ...args: string[]): Promise<string> {
-  const child = Bun.spawn(["tmux", "-L", term.socket, ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  if (code !== 0) throw new Error(`tmux ${args.join(" ")} exited ${code}: ${stderr.trim()}`);
-  return stdout;
-}
-
-/** Starts `bin/valarmind chat` in a new terminal; resolves once the prompt is up and the tty is raw. */
+/** Starts `bin/valarmind chat` in a new terminal, killed after the test if still running. */
 async function startChat(root: string, size = { columns: 100, rows: 30 }): Promise<{ term: TmuxTerminal; pid: number }> {
-  const term = await TmuxTerminal.start({ cwd: root, env: await chatEnvironment(), ...size });
-  const shell = Number(await term.format("#{pane_pid}"));
-  await term.type(`'${BIN}' ${COMMAND_LINE}:$?:END"`);
-  await term.press("Enter");
-  await term.waitFor((text) => text.includes("Ask anything"), "the REPL's prompt", 15_000);
-  await term.waitFor(async () => !on(await term.termios(), "icanon"), "raw mode on the pane's tty");
-  const pid = childrenOf(shell)[0];
-  if (pid === undefined) throw new Error("no valarmind process under the pane's shell");
-  started.add(pid);
-  return { term, pid };
+  const chat = await startReplChat({ root, baseURL: server.baseURL, size });
+  started.add(chat.pid);
+  return chat;
 }
 
 /** Ctrl+D on an empty prompt: exit 0, no stack trace, terminal modes restored. */
@@ -128,10 +89,6 @@ function turnsEnded(root: string): number {
 
 // ---------------------------------------------------------------- screens
 
-const count = (text: string, needle: string) => text.split(needle).length - 1;
-const flat = (text: string) => text.replace(/\s+/g, " ");
-const statusLines = (screen: string) => screen.split("\n").filter((line) => / · prompt \d/.test(line));
-const oneFrame = (screen: string) => count(screen, "Ask anything") === 1 && statusLines(screen).length === 1 && !screen.includes("Esc to interrupt");
 const widest = (text: string) => Math.max(...text.split("\n").map((line) => line.trimEnd().length));
 const paragraphs = (n: number) => Array.from({ length: n }, (_, i) => `Paragraph ${String(i + 1).padStart(2, "0")} of the answer says alpha beta gamma.`);
 

@@ -117,18 +117,7 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
       ) : note === undefined ? (
         <Box ref={choicesRef} flexDirection="column" marginTop={1}>
           {choices.map((choice, index) => (
-            <Box key={choice.key} flexDirection="column">
-              <Text>
-                {index === selected ? theme.accent("› ") : "  "}
-                {index === selected ? theme.bold(`${index + 1}. ${choice.label}`) : `${index + 1}. ${choice.label}`}
-                {theme.dim(` (${choice.key})`)}
-              </Text>
-              {choice.detail !== undefined && (
-                <Box paddingLeft={5}>
-                  <Text>{theme.dim(choice.detail)}</Text>
-                </Box>
-              )}
-            </Box>
+            <ChoiceRow key={choice.key} choice={choice} index={index} selected={index === selected} />
           ))}
           <Text>{theme.dim(`↑/↓ Enter · ${choices.map((c) => c.key).join(" ")} · Esc denies · Ctrl+C interrupts the turn`)}</Text>
         </Box>
@@ -149,6 +138,26 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
 
 const isSessionChoice = (choice: ApprovalChoice) => choice.decision?.kind === "allow_session";
 
+/** One answer: its number, label and key, and its detail (a prefix's limits) dimmed below. */
+function ChoiceRow({ choice, index, selected }: { choice: ApprovalChoice; index: number; selected: boolean }) {
+  const theme = useTheme();
+  const label = `${index + 1}. ${choice.label}`;
+  return (
+    <Box flexDirection="column">
+      <Text>
+        {selected ? theme.accent("› ") : "  "}
+        {selected ? theme.bold(label) : label}
+        {theme.dim(` (${choice.key})`)}
+      </Text>
+      {choice.detail !== undefined && (
+        <Box paddingLeft={5}>
+          <Text>{theme.dim(choice.detail)}</Text>
+        </Box>
+      )}
+    </Box>
+  );
+}
+
 /** The selected answer in full (a session grant's exact words and limits), then the keys. */
 function CompactChoices({ choices, selected }: { choices: readonly ApprovalChoice[]; selected: number }) {
   const theme = useTheme();
@@ -157,16 +166,7 @@ function CompactChoices({ choices, selected }: { choices: readonly ApprovalChoic
   const keys = choices.filter((c) => !isSessionChoice(c)).map((c) => `${c.key} ${c.label.toLowerCase()}`);
   return (
     <>
-      <Text>
-        {theme.accent("› ")}
-        {theme.bold(`${selected + 1}. ${choice.label}`)}
-        {theme.dim(` (${choice.key})`)}
-      </Text>
-      {choice.detail !== undefined && (
-        <Box paddingLeft={5}>
-          <Text>{theme.dim(choice.detail)}</Text>
-        </Box>
-      )}
+      <ChoiceRow choice={choice} index={selected} selected />
       <Text wrap="truncate-end">{theme.dim(`↑/↓ ${choices.length} answers · Enter · ${keys.join(" · ")} · Esc denies`)}</Text>
     </>
   );
