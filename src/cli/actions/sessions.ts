@@ -1,6 +1,6 @@
 /** `valarmind sessions list|show` read transcripts only; `sessions prune --yes` removes old sessions. */
-import { oneLine as shared } from "../../one-line.ts";
 import { relative } from "node:path";
+import { oneLine } from "../../one-line.ts";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { describeError } from "../../errors.ts";
 import { describeSession, findSession, listSessions, readSession, strayTranscripts } from "../../session/transcript.ts";
@@ -19,7 +19,8 @@ function print(text: string): void {
 /** `sessions list` mentions sessions unused for longer than this. */
 const PRUNE_HINT_DAYS = 30;
 
-const oneLine = (text: string, max = 70) => shared(text, max);
+/** How much of a session's first message `sessions list` shows. */
+const FIRST_MESSAGE_CHARS = 70;
 
 export async function listSessionsCommand(opts: { json: boolean }): Promise<number> {
   const paths = workspacePaths(findWorkspaceRoot());
@@ -46,7 +47,7 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
   }
   print(`${"id".padEnd(10)} ${"started".padEnd(20)} ${"turns".padStart(5)}  first message\n`);
   for (const s of listings) {
-    print(`${s.id.padEnd(10)} ${s.startedAt.slice(0, 19).replace("T", " ").padEnd(20)} ${String(s.turns).padStart(5)}  ${oneLine(s.firstMessage)}\n`);
+    print(`${s.id.padEnd(10)} ${s.startedAt.slice(0, 19).replace("T", " ").padEnd(20)} ${String(s.turns).padStart(5)}  ${oneLine(s.firstMessage, FIRST_MESSAGE_CHARS)}\n`);
   }
   // Sizes only: the listing above already read every transcript.
   const old = planPrune(paths, { olderThanDays: PRUNE_HINT_DAYS, describe: false }).remove;
