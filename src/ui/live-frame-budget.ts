@@ -11,8 +11,9 @@
  * holds or how the status line wraps. Their "… N more line(s)" line is counted in.
  *
  * When even that leaves no row for the diff (a short terminal), the approval prompt's list of
- * answers turns compact: only the selected answer, in full, and one line of keys. Its full height
- * is remembered from when it was last shown in full, so the choice does not flip back and forth.
+ * answers turns compact: only the selected answer, in full, and one line of keys. It stays compact
+ * until the prompt goes or the screen grows (the compact prompt, shorter, would otherwise argue for
+ * the full list again); the full list's height is the one last measured.
  *
  *   const budget = useLiveFrameBudget(rows, { text: live.openText !== "", approval: approval !== undefined, diff: approval?.diff !== undefined });
  *   <Box ref={budget.frameRef}> … <LiveTurnView textRef={budget.textRef} maxTextLines={budget.maxTextLines} /> …
