@@ -23,6 +23,8 @@ import { LiveTurnView } from "./turn/live-turn-view.tsx";
 import { useTurnRunner } from "./turn/use-turn-runner.ts";
 import { useResizeRefresh } from "./use-resize-refresh.ts";
 import { useLiveFrameBudget } from "./live-frame-budget.ts";
+import { reprintWindow, type ReprintWindow } from "./transcript/reprint-window.ts";
+import type { TranscriptItem } from "./transcript/transcript-items.ts";
 
 export interface AppProps {
   controller: ChatController;
@@ -57,6 +59,14 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const shownWarnings = useRef(new Set(status.warnings));
   const catalog = useMemo(() => controller.commands(), [controller]);
   const width = Math.max(20, columns - 2);
+  // After a resize only the newest items are printed again (./transcript/reprint-window.ts),
+  // chosen once, when the redraw starts; items finished later follow them.
+  const reprint = useMemo(() => (staticKey === 0 ? undefined : reprintWindow(state.items)), [staticKey]);
+  const staticItems = useMemo(() => {
+    if (!reprint || (reprint.leftOut === 0 && reprint.cutLines === 0)) return state.items;
+    // The window as chosen, then whatever finished since.
+    return [leftOutNotice(`left-out-${staticKey}`, reprint, status.sessionId), ...reprint.items, ...state.items.slice(reprint.through)];
+  }, [state.items, reprint]);
 
   const notify = useCallback((tone: "warning" | "error", text: string, hint?: string) => {
     dispatch({ type: "append", item: { kind: "notice", tone, text, ...(hint === undefined ? {} : { hint }) } });
@@ -195,7 +205,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
 
   return (
     <Box ref={budget.frameRef} flexDirection="column">
-      <Static key={staticKey} items={state.items}>{(item) => <TranscriptItemView key={item.id} item={item} width={width} />}</Static>
+      <Static key={staticKey} items={staticItems}>{(item) => <TranscriptItemView key={item.id} item={item} width={width} />}</Static>
       {state.live && <LiveTurnView live={state.live} width={width} maxTextLines={budget.maxTextLines} textRef={budget.textRef} />}
       {command.running !== undefined && <Text>{theme.dim(`running ${terminalSafe(command.running)} …`)}</Text>}
       {approval && (
@@ -239,4 +249,10 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
       <StatusLine status={status} />
     </Box>
   );
+}
+
+/** The first line printed after a resize that left older output out. */
+function leftOutNotice(id: string, reprint: ReprintWindow, sessionId: string): TranscriptItem {
+  const what = [reprint.leftOut > 0 ? `${reprint.leftOut} earlier item(s)` : "", reprint.cutLines > 0 ? `${reprint.cutLines} line(s) of the answer below` : ""].filter((part) => part !== "").join(" and ");
+  return { kind: "notice", id, tone: "info", text: `${what} not printed again after the resize; valarmind sessions show ${sessionId} prints the whole session` };
 }

@@ -532,3 +532,37 @@ it("a 20,000-line answer in one code block: keys echo while it streams, it ends,
 it("a 20,000-line answer of one-line paragraphs: keys echo while it streams, it ends, memory bounded", async () => {
   await hugeAnswer(LINES.join("\n\n"), 8_000);
 }, 120_000);
+
+/*
+ * Once a bug (fixed: src/ui/transcript/reprint-window.ts). After a resize the REPL printed the whole
+ * transcript again (ADR 0084): with a 20,000-line answer in it that took ~2 s of CPU, keys were
+ * echoed after 1.5 s, and resident memory went from ~240 to ~560 MB. Now only the newest ~2,000
+ * lines' worth of items are printed again, after a line saying what was left out.
+ */
+it("a resize after a 20,000-line answer: only the newest items are printed again, after a line saying so; keys echo; memory stays", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  server.enqueue(textStream(LINES.join("\n\n")));
+  const { term, pid } = await startChat(root, "", { columns: 100, rows: 40 });
+  await term.type(MESSAGE);
+  await term.press("Enter");
+  await term.waitFor((t) => t.includes(LAST_LINE) && transcript(root).records.some((r) => r.kind === "turn_end"), "the end of the answer", 90_000);
+  await Bun.sleep(500);
+  const before = rssKb(pid);
+  const rss = sampleRss(pid);
+  await tmuxIn(term, "resize-window", "-t", term.session, "-x", "80", "-y", "40");
+  const history = await term.waitFor((h) => flat(h).includes("not printed again after the resize") && h.includes(LAST_LINE), "the redraw", 10_000);
+  const t0 = performance.now();
+  await term.type("zq");
+  await term.waitFor(async () => (await term.screen()).includes("› zq"), "the keys typed after the redraw", 10_000);
+  const echoMs = performance.now() - t0;
+  const peak = rss.stop();
+  console.info(`resize after 20k lines: key echo ${echoMs.toFixed(0)} ms after the redraw; RSS ${before} → peak ${peak} kB`);
+  expect(flat(history)).toMatch(new RegExp(`\\d+ line\\(s\\) of the answer below not printed again after the resize; valarmind sessions show ${transcript(root).id} prints the whole session`));
+  // The answer's last ~1,000 paragraphs (2,000 source lines) are there again, at 80 columns.
+  for (const line of ["L19500", "L19999", LAST_LINE]) expect(history).toContain(line);
+  expect(history).not.toContain("L00001");
+  expect(peak - before).toBeLessThan(150_000);
+  await term.press("C-u");
+  await term.press("C-d");
+  await expectCleanExit(term, pid, "the REPL to exit on Ctrl+D", "0");
+}, 120_000);
