@@ -391,9 +391,13 @@ async function resizeStorm(): Promise<{ term: TmuxTerminal; pid: number; history
   const stormMs = performance.now() - t0;
   const ended = () => transcript(root).records.some((r) => r.kind === "turn_end");
   await term.waitFor((t) => ended() && flat(t).includes(PARAGRAPHS.at(-1) ?? ""), "the end of the answer", 15_000);
-  // The redraws after the last resize land.
-  await Bun.sleep(300);
-  return { term, pid, history: await term.history(), stormMs };
+  // The redraw after the last resize (ADR 0084: 200 ms after it, the screen and scrollback cleared,
+  // then printed again) has landed: every paragraph back in the scrollback, one frame on screen.
+  // Captured any earlier, the scrollback can be the empty one between the clear and the reprint.
+  const history = await term
+    .waitFor(async (h) => PARAGRAPHS.every((p) => flat(h).includes(p)) && oneFrame(await term.screen()), "the redraw after the storm", 5_000)
+    .catch(() => term.history());
+  return { term, pid, history, stormMs };
 }
 
 it("resize storm while an answer streams: no crash, the whole answer there, the REPL still answers keys and exits cleanly", async () => {
