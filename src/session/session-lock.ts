@@ -4,12 +4,11 @@
  * left by a killed process is taken over at once) from open to close. Another process either
  * waits for it, saying so, up to a bound, or is told the session is busy and forks.
  */
-import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { acquireLock, type HeldLock } from "../state/lock.ts";
-import { isDeadOwner, readLockOwner } from "../state/lock-owner.ts";
+import { lockStands, readLockOwner } from "../state/lock-owner.ts";
 import { describeError, UsageError } from "../errors.ts";
 
 /** What to do when the session is in use. `waitMs: 0` forks at once (the REPL). */
@@ -57,21 +56,12 @@ function tryLock(file: string, waitMs: number): Promise<HeldLock | undefined> {
 }
 
 /**
- * Who holds session `id`'s lock, or undefined when nobody does, judged without writing anything
- * (a preview must leave the disk as it is): a lock whose owner on this host is gone, or with no
- * owner and not refreshed for SESSION_LOCK_STALE_MS, is one the next writer takes over, so free.
+ * Who holds session `id`'s lock, or undefined when nobody does (or the next writer would take it
+ * over: `lockStands`), judged without writing anything (a preview must leave the disk as it is).
  */
 export function sessionLockHolder(paths: WorkspacePaths, id: string, now = Date.now()): string | undefined {
   const file = join(paths.sessionsDir, id);
-  let refreshed: number;
-  try {
-    refreshed = lstatSync(`${file}.lock`).mtimeMs;
-  } catch {
-    return undefined;
-  }
-  const owner = readLockOwner(`${file}.lock`);
-  if (owner ? isDeadOwner(owner) : now - refreshed > SESSION_LOCK_STALE_MS) return undefined;
-  return describeHolder(file);
+  return lockStands(`${file}.lock`, SESSION_LOCK_STALE_MS, now) ? describeHolder(file) : undefined;
 }
 
 /** Locks the session `id` (its transcript need not exist yet: a new session is locked before it is created). */

@@ -81,6 +81,18 @@ function lockAgeMs(path: string, now: number): number | undefined {
 }
 
 /**
+ * Whether a lock at `lockPath` stands: it exists, its owner is not a dead process of this host, and
+ * it was refreshed within `staleMs`. The same judgement the takeovers below act on, without
+ * touching anything (for a preview that must leave the disk as it is).
+ */
+export function lockStands(lockPath: string, staleMs: number, now: number): boolean {
+  const age = lockAgeMs(lockPath, now);
+  if (age === undefined) return false;
+  const owner = readLockOwner(lockPath);
+  return !(owner !== undefined && isDeadOwner(owner)) && age <= staleMs;
+}
+
+/**
  * Removes a lock not refreshed for `staleMs` by the clock `now` (its holder stalled or is gone),
  * the way proper-lockfile would, but judged here so that the clock can be injected. Moved aside
  * first like a dead lock; put back if what was moved is fresh (replaced in between).

@@ -23,8 +23,7 @@ import { LiveTurnView } from "./turn/live-turn-view.tsx";
 import { useTurnRunner } from "./turn/use-turn-runner.ts";
 import { useResizeRefresh } from "./use-resize-refresh.ts";
 import { useLiveFrameBudget } from "./live-frame-budget.ts";
-import { reprintWindow, type ReprintWindow } from "./transcript/reprint-window.ts";
-import type { TranscriptItem } from "./transcript/transcript-items.ts";
+import { leftOutNotice, reprintWindow } from "./transcript/reprint-window.ts";
 
 export interface AppProps {
   controller: ChatController;
@@ -35,7 +34,6 @@ export interface AppProps {
   /** Called once when the user leaves (after ink's own exit). */
   onExit?: () => void;
 }
-
 
 function startupState(status: StatusSnapshot): ReplState {
   const items: NewItem[] = [
@@ -249,10 +247,4 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
       <StatusLine status={status} />
     </Box>
   );
-}
-
-/** The first line printed after a resize that left older output out. */
-function leftOutNotice(id: string, reprint: ReprintWindow, sessionId: string): TranscriptItem {
-  const what = [reprint.leftOut > 0 ? `${reprint.leftOut} earlier item(s)` : "", reprint.cutLines > 0 ? `${reprint.cutLines} line(s) of the answer below` : ""].filter((part) => part !== "").join(" and ");
-  return { kind: "notice", id, tone: "info", text: `${what} not printed again after the resize; valarmind sessions show ${sessionId} prints the whole session` };
 }

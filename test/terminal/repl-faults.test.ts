@@ -34,7 +34,7 @@ import {
   type Gate,
 } from "../support/fake-responses-server.ts";
 import { killTerminals, type TmuxTerminal } from "../support/tmux.ts";
-import { alive, count, EXIT_MARK, flat, HAS_TMUX, newestTranscript, on, oneFrame, STACK, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
+import { alive, count, EXIT_MARK, flat, HAS_TMUX, newestTranscript, on, oneFrame, STACK, killStartedRepls, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
 
 const EXIT_WITHIN_MS = 5_000;
 const MESSAGE = "please explain the readme";
@@ -42,17 +42,13 @@ const MESSAGE = "please explain the readme";
 const it = HAS_TMUX ? test : test.skip;
 
 let server: FakeResponsesServer;
-/** REPL processes started by the current test. */
-const started = new Set<number>();
 
 beforeEach(() => {
   server = startFakeResponsesServer();
 });
 afterEach(async () => {
   await killTerminals();
-  // A REPL that did not exit (a failing case) would hold the fake server's stream open: end it, by pid.
-  for (const pid of started) if (alive(pid)) process.kill(pid, "SIGKILL");
-  started.clear();
+  killStartedRepls();
   await server.close();
 });
 afterAll(cleanupTempDirs);
@@ -88,12 +84,8 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs: number):
   return performance.now() - begin;
 }
 
-/** Starts `bin/valarmind chat ARGS` in a new terminal (support/repl-terminal.ts), killed after the test if still running. */
-async function startChat(root: string, args = "", size = { columns: 100, rows: 30 }): Promise<{ term: TmuxTerminal; pid: number }> {
-  const chat = await startReplChat({ root, baseURL: server.baseURL, args, size });
-  started.add(chat.pid);
-  return chat;
-}
+/** Starts `bin/valarmind chat ARGS` in a new terminal (support/repl-terminal.ts). */
+const startChat = (root: string, args = "", size = { columns: 100, rows: 30 }) => startReplChat({ root, baseURL: server.baseURL, args, size });
 
 /** The terminal as the REPL found it: canonical mode, echo and signals on, cursor visible. */
 async function expectTerminalRestored(term: TmuxTerminal): Promise<void> {

@@ -36,7 +36,7 @@ import {
   type FakeResponsesServer,
 } from "../support/fake-responses-server.ts";
 import { killTerminals, type TmuxTerminal } from "../support/tmux.ts";
-import { alive, count, EXIT_MARK, flat, HAS_TMUX, on, oneFrame, STACK, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
+import { alive, count, EXIT_MARK, flat, HAS_TMUX, on, oneFrame, STACK, killStartedRepls, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
 
 /** Part of the typed command line: in the scrollback until the first redraw clears it. */
 const COMMAND_LINE = `chat ; echo "EXIT`;
@@ -46,27 +46,21 @@ const MESSAGE = "please explain the readme and tell me what each of its sections
 const it = HAS_TMUX ? test : test.skip;
 
 let server: FakeResponsesServer;
-const started = new Set<number>();
 
 beforeEach(() => {
   server = startFakeResponsesServer();
 });
 afterEach(async () => {
   await killTerminals();
-  for (const pid of started) if (alive(pid)) process.kill(pid, "SIGKILL");
-  started.clear();
+  killStartedRepls();
   await server.close();
 });
 afterAll(cleanupTempDirs);
 
 // ---------------------------------------------------------------- harness (support/repl-terminal.ts)
 
-/** Starts `bin/valarmind chat` in a new terminal, killed after the test if still running. */
-async function startChat(root: string, size = { columns: 100, rows: 30 }): Promise<{ term: TmuxTerminal; pid: number }> {
-  const chat = await startReplChat({ root, baseURL: server.baseURL, size });
-  started.add(chat.pid);
-  return chat;
-}
+/** Starts `bin/valarmind chat` in a new terminal (support/repl-terminal.ts). */
+const startChat = (root: string, size = { columns: 100, rows: 30 }) => startReplChat({ root, baseURL: server.baseURL, size });
 
 /** Ctrl+D on an empty prompt: exit 0, no stack trace, terminal modes restored. */
 async function leaveCleanly(term: TmuxTerminal, pid: number): Promise<void> {

@@ -80,3 +80,9 @@ function markdownTail(source: string, lines: number): { source: string; cut: num
   const openFence = dropped.filter((line) => FENCE.test(line)).length % 2 === 1;
   return { source: `${openFence ? "```\n" : ""}${all.slice(cut).join("\n")}`, cut };
 }
+
+/** The first line printed again after a resize that left older output out. */
+export function leftOutNotice(id: string, window: ReprintWindow, sessionId: string): TranscriptItem {
+  const what = [window.leftOut > 0 ? `${window.leftOut} earlier item(s)` : "", window.cutLines > 0 ? `${window.cutLines} line(s) of the answer below` : ""].filter((part) => part !== "").join(" and ");
+  return { kind: "notice", id, tone: "info", text: `${what} not printed again after the resize; valarmind sessions show ${sessionId} prints the whole session` };
+}

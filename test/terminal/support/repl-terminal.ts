@@ -5,6 +5,7 @@
  * transcript of a workspace.
  *
  *   const { term, pid } = await startChat({ root, baseURL: server.baseURL, size: { columns: 100, rows: 40 } });
+ *   afterEach(async () => { await killTerminals(); killStartedRepls(); });
  *   await tmuxIn(term, "resize-window", "-t", term.session, "-x", "60", "-y", "40");
  *   expect(EXIT_MARK.exec(await term.history())?.[1]).toBe("0");
  */
@@ -80,7 +81,20 @@ export async function startChat(options: StartChat): Promise<{ term: TmuxTermina
   // bin/valarmind execs bun: the shell's only child is the REPL.
   const pid = childrenOf(shell)[0];
   if (pid === undefined) throw new Error("no valarmind process under the pane's shell");
+  started.add(pid);
   return { term, pid };
+}
+
+/** REPL processes started since the last killStartedRepls. */
+const started = new Set<number>();
+
+/**
+ * After each test: a REPL that did not exit (a failing case) would hold the fake server's stream
+ * open, so what is still running is killed, by pid (killTerminals ends the panes).
+ */
+export function killStartedRepls(): void {
+  for (const pid of started) if (alive(pid)) process.kill(pid, "SIGKILL");
+  started.clear();
 }
 
 /** The newest transcript of the workspace (not a `.damaged.jsonl` side file): its id and records. */
