@@ -2,7 +2,9 @@
  * Folding is a step of its own, run by the session, never inside the prompt builder: when a build
  * is over budget, `planRequest` returns "fold these turns" as data; this runs that fold (the
  * summarizer's own request and manifest — a model call for the agent's ModelSummarizer), then
- * plans again with the fold at hand, until the request can be built (issue 11).
+ * plans again with the fold at hand, until the request can be built (issue 11). The settle step
+ * after a turn (`settleWindow`: fold by cost, snapshot, working set), the offline fold after
+ * `context_length_exceeded` and `/compact` live here too.
  */
 import { describeError } from "../errors.ts";
 import type { FoldDecision } from "../memory/fold-economics.ts";
@@ -11,6 +13,10 @@ import { ExtractiveSummarizer, foldTurns, type RollingSummary, type Summarizer }
 import type { Turn } from "../memory/turn.ts";
 import type { NewRecord } from "../session/transcript-schema.ts";
 import type { FoldPlanner } from "./fold-planner.ts";
+import type { AgentEvent } from "./events.ts";
+import { takeStateSnapshot } from "../memory/state-snapshot.ts";
+import type { SessionTranscript } from "../session/transcript.ts";
+import type { StateStore } from "../state/store.ts";
 import { planRequest, type BlockFold, type BuildInput, type BuiltRequest, type FoldPlan } from "../prompt/builder.ts";
 
 /**
@@ -74,4 +80,58 @@ export async function foldWindowIfDue(
     notices.push(`folding the window failed (${describeError(error)}); folded with the offline summarizer instead`);
     return memory.slide(new ExtractiveSummarizer(), undefined, decide);
   }
+}
+
+/** What the settle step works on (AgentSession's). */
+export interface SettleContext {
+  memory: ShortTermMemory;
+  state: StateStore;
+  summarizer: Summarizer;
+  folds: FoldPlanner;
+  count: (text: string) => number;
+  /** Notices the fold leaves for the next flush. */
+  notices: string[];
+}
+
+/**
+ * The step after a turn: the window folds when `foldWindowIfDue` says so (`window_slid`), a state
+ * snapshot is taken at a fold, and the working set is recorded. Returns whether the window folded.
+ */
+export async function settleWindow(ctx: SettleContext, transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
+  const turn = ctx.memory.lastTurn;
+  const before = ctx.memory.window.size;
+  const fold = await foldWindowIfDue(ctx.memory, ctx.summarizer, ctx.folds, signal, ctx.notices);
+  const folded = fold?.kind === "summary";
+  if (folded) {
+    transcript.append(fold);
+    emit({ type: "window_slid", foldedTurns: before - ctx.memory.window.size, summaryTokens: fold.tokens ?? ctx.count(fold.text) });
+    // The cached part of the next request breaks here anyway (the summary changed), so the state
+    // snapshot it shows can catch up for free (ADR 0063, ADR 0074); between folds, state changes
+    // travel after the user's message.
+    await takeStateSnapshot(ctx.state, ctx.memory, transcript, turn);
+  }
+  const ws = ctx.memory.workingSetRecord(turn);
+  if (ws) transcript.append(ws);
+  transcript.sync();
+  return folded;
+}
+
+/** After `context_length_exceeded`: the oldest window block folds offline; its records, or undefined if the window is empty. */
+export async function foldOldestBlockOffline(memory: ShortTermMemory, turn: number): Promise<NewRecord[] | undefined> {
+  const block = memory.window.oldestBlock();
+  const last = block.at(-1);
+  if (!last) return undefined;
+  const summary = await foldTurns(memory.summary, block, new ExtractiveSummarizer());
+  return memory.apply({ fold: { summary, throughTurn: last.turn, summarizer: "extractive" } }, turn);
+}
+
+/** `/compact`: the whole window folds into the summary now, recorded. Returns how many turns folded. */
+export async function compactWindow(memory: ShortTermMemory, summarizer: Summarizer, transcript: SessionTranscript, signal?: AbortSignal): Promise<number> {
+  const turns = [...memory.window.turns];
+  const last = turns.at(-1);
+  if (!last) return 0;
+  const summary = await foldTurns(memory.summary, turns, summarizer, signal);
+  transcript.append(memory.apply({ fold: { summary, throughTurn: last.turn, summarizer: summarizer.name } }, last.turn));
+  transcript.sync();
+  return turns.length;
 }

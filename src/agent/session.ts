@@ -11,19 +11,15 @@
  */
 import { workspacePaths, type WorkspacePaths } from "../config/paths.ts";
 import type { Settings } from "../config/settings-schema.ts";
-import { foldTurns, ExtractiveSummarizer, type Summarizer } from "../memory/summary.ts";
+import type { Summarizer } from "../memory/summary.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
 import { finalAnswer } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
-import { buildRequest, exactCounter, type BuildInput } from "../prompt/builder.ts";
-import type { GitInfo } from "../prompt/git-info.ts";
-import type { ImageFileAttachment } from "../prompt/attachment-files.ts";
-import { readInstructionFiles, type InstructionFileOptions, type InstructionFiles } from "../prompt/instruction-files.ts";
-import { writeManifest } from "../prompt/manifest.ts";
+import { exactCounter } from "../prompt/builder.ts";
+import { readInstructionFiles, type InstructionFileOptions } from "../prompt/instruction-files.ts";
 import type { CurrentTask } from "../prompt/section.ts";
-import type { NewRecord } from "../session/transcript-schema.ts";
-import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
-import { createSession, readSession, type SessionTranscript } from "../session/transcript.ts";
+import { lockSession, releaseSessionLock } from "../session/session-lock.ts";
+import { createSession, type SessionTranscript } from "../session/transcript.ts";
 import type { HeldLock } from "../state/lock.ts";
 import type { StateStore } from "../state/store.ts";
 import { createStateStore } from "../store/create-state-store.ts";
@@ -34,58 +30,25 @@ import { describeError, ValarmindError } from "../errors.ts";
 import { realpathSync } from "node:fs";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
 import { TurnCheckpoints } from "../checkpoints/turn-checkpoints.ts";
-import { NothingToUndoError, undoTurn, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
+import { NothingToUndoError, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
+import { undoInSession } from "./session-undo.ts";
 import { trace } from "../trace.ts";
 import { EventStream } from "./event-channel.ts";
-import type { AgentEvent, ApprovalDecision, TurnEndEvent } from "./events.ts";
-import { buildWithFolds, foldWindowIfDue } from "./fold-step.ts";
-import { ModelSummarizer } from "./model-summarizer.ts";
+import type { AgentEvent, ApprovalDecision } from "./events.ts";
+import { compactWindow, foldOldestBlockOffline, settleWindow, type SettleContext } from "./fold-step.ts";
+import { buildTurnStep, previewNextRequestTokens, type StepBuildContext } from "./turn-step-request.ts";
+import type { AgentSessionOptions, LastRequestInfo, SubmitOptions } from "./session-options.ts";
+import { sessionSummarizer } from "./session-summarizer.ts";
 import { FoldPlanner } from "./fold-planner.ts";
 import { SessionCost } from "./session-cost.ts";
-import { applyPromotions } from "../memory/promotion.ts";
-import { snapshotSource, takeStateSnapshot } from "../memory/state-snapshot.ts";
-import { openSessionMemory, type OpenedMemory, type ResumeTarget, type SessionNotice } from "../memory/session-memory.ts";
+import { openSessionMemory, type OpenedMemory, type SessionNotice } from "../memory/session-memory.ts";
 import { recordTurnInMemory } from "../memory/turn-memory.ts";
 import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDeps, type TurnLoopEvent, type TurnOutcome } from "./turn-loop.ts";
-import { isRecordEvent, TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
+import { TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
 import { TurnContextTaker } from "./turn-context-taker.ts";
 import { openTurn, type TurnOpeningContext } from "./turn-opening.ts";
 
-export interface AgentSessionOptions {
-  root: string;
-  settings: Settings;
-  model: ModelClient;
-  /** False for headless runs: approvals cannot be asked, so mutating calls follow the mode or are refused. */
-  interactive: boolean;
-  resume: ResumeTarget;
-  /** Overrides the model-backed summarizer (tests, offline runs). */
-  summarizer?: Summarizer;
-  /**
-   * When the session to resume is in use by another process: wait up to `waitMs` (headless
-   * `--continue`), then fork. Default: fork at once (the REPL), ADR 0072.
-   */
-  busySession?: BusySessionPolicy;
-  /** The run's MCP servers: their tools follow the built-in ones, their notices are told. The run closes them. */
-  mcp?: McpToolSet;
-  /** Where the run started: AGENTS.md files are read from the workspace root down to it, `@path` is resolved from it. Default: the process's. */
-  cwd?: string;
-  /** False (`--no-context-files`): no instruction file is read; only the core rules instruct. */
-  contextFiles?: boolean;
-}
-
-/** What comes with a message besides its text. */
-export interface SubmitOptions {
-  /** Images given outside the message (`chat -p --image`), already read and checked. */
-  images?: readonly ImageFileAttachment[];
-}
-
-export interface LastRequestInfo {
-  manifestPath: string;
-  totalTokens: number;
-  budgetTokens: number;
-  stablePrefixTokens: number;
-  cachedShare: number | undefined;
-}
+export type { AgentSessionOptions, LastRequestInfo, SubmitOptions } from "./session-options.ts";
 
 /** How long close() waits for an aborted turn to record its end. */
 const CLOSE_WAIT_MS = 3_000;
@@ -117,7 +80,7 @@ export class AgentSession {
   private readonly summarizer: Summarizer;
   private readonly model: ModelClient;
   private readonly count: (text: string) => number;
-  private pendingNotices: string[] = [];
+  private readonly pendingNotices: string[] = [];
   /** Usage of fold requests not yet told as `usage` events. */
   private pendingFoldUsage: Usage[] = [];
   private readonly mcp: McpToolSet | undefined;
@@ -164,23 +127,19 @@ export class AgentSession {
     this.folds = new FoldPlanner(this.settings, count);
     this.summarizer =
       options.summarizer ??
-      new ModelSummarizer({
+      sessionSummarizer({
         model: options.model,
         settings: this.settings,
         sessionId: this.sessionId,
         sessionDir: `${this.paths.sessionsDir}/${this.sessionId}`,
-        currentTurn: () => this.memory.lastTurn + 1,
-        currentSummary: () => this.memory.summary,
-        prefix: this.folds.prefix,
-        foldContext: async () => this.folds.context(this.memory),
+        memory: this.memory,
+        folds: this.folds,
+        state: this.state,
+        notices: this.pendingNotices,
         onUsage: (usage) => {
           this.cost.add(usage, "fold");
           this.pendingFoldUsage.push(usage);
         },
-        readState: async () => (await this.state.read()).state,
-        promote: async (promotions) => void this.pendingNotices.push(...(await applyPromotions(this.state, promotions))),
-        onFallback: (message) => this.pendingNotices.push(message),
-        onNotice: (message) => this.pendingNotices.push(message),
       });
     this.opening = {
       paths: this.paths,
@@ -232,35 +191,49 @@ export class AgentSession {
       stream.end(failedOutcome(this.memory.lastTurn, text, message));
       return stream;
     }
-    this.busy = true;
     let ended = false;
     const tracked = (event: AgentEvent) => {
       if (event.type === "turn_end") ended = true;
       emit(event);
     };
+    this.runExclusive(
+      stream,
+      signal,
+      async (turnSignal) => {
+        // A front end that did not settle the last turn: its fold runs first, as its own step.
+        if (this.unsettled) await this.settleNow(turnSignal, emit);
+        return this.runTurn(text, turnSignal, tracked, options);
+      },
+      (message) => {
+        if (!ended) emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
+        return failedOutcome(this.memory.lastTurn, text, message);
+      },
+    );
+    return stream;
+  }
+
+  /**
+   * Runs `work` as the session's one step in flight (busy until it ends; close() aborts it): its
+   * result ends `stream`; a throw is told as an `error` event and `failed` gives the result.
+   */
+  private runExclusive<R>(stream: EventStream<AgentEvent, R>, signal: AbortSignal, work: (signal: AbortSignal) => Promise<R>, failed: (message: string) => R): void {
+    this.busy = true;
     const own = new AbortController();
-    const turnSignal = AbortSignal.any([signal, own.signal]);
-    const run = async (): Promise<TurnOutcome> => {
-      // A front end that did not settle the last turn: its fold runs first, as its own step.
-      if (this.unsettled) await this.settleNow(turnSignal, emit);
-      return this.runTurn(text, turnSignal, tracked, options);
-    };
-    const done = run().then(
-      (outcome) => {
+    const done = work(AbortSignal.any([signal, own.signal])).then(
+      (result) => {
         this.busy = false;
-        stream.end(outcome);
+        stream.end(result);
       },
       (error: unknown) => {
         const message = describeError(error);
         const hint = error instanceof ValarmindError ? error.hint : undefined;
-        emit({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
-        if (!ended) emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
+        stream.push({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
+        const result = failed(message);
         this.busy = false;
-        stream.end(failedOutcome(this.memory.lastTurn, text, message));
+        stream.end(result);
       },
     );
     this.track(own, done);
-    return stream;
   }
 
   private track(own: AbortController, done: Promise<unknown>): void {
@@ -290,23 +263,7 @@ export class AgentSession {
       stream.end(false);
       return stream;
     }
-    this.busy = true;
-    const emit = (event: AgentEvent) => stream.push(event);
-    const own = new AbortController();
-    const done = this.settleNow(AbortSignal.any([signal, own.signal]), emit).then(
-      (folded) => {
-        this.busy = false;
-        stream.end(folded);
-      },
-      (error: unknown) => {
-        const message = describeError(error);
-        const hint = error instanceof ValarmindError ? error.hint : undefined;
-        emit({ type: "error", kind: "internal", message, ...(hint !== undefined ? { hint } : {}) });
-        this.busy = false;
-        stream.end(false);
-      },
-    );
-    this.track(own, done);
+    this.runExclusive(stream, signal, (settleSignal) => this.settleNow(settleSignal, (event) => stream.push(event)), () => false);
     return stream;
   }
 
@@ -338,13 +295,14 @@ export class AgentSession {
       build: (task, step) => {
         const stream = new EventStream<TurnLoopEvent, BuiltStep>();
         const withImages: CurrentTask = taken.task(images.length > 0 ? { ...task, images } : task);
-        this.buildStep(withImages, step, turn, startedAt, files, git, transcript, signal, (event) => stream.push(event), taken).then(
+        const emitStep = (event: TurnLoopEvent) => stream.push(event);
+        buildTurnStep(this.memoryWork(), { task: withImages, step, turn, now: startedAt, files, git, transcript, signal, emit: emitStep, taken, afterFold: () => this.flushNotices(emitStep) }).then(
           (built) => stream.end(built),
           (error: unknown) => stream.fail(error),
         );
         return stream;
       },
-      shrinkContext: () => this.foldOldestBlock(turn),
+      shrinkContext: () => foldOldestBlockOffline(this.memory, turn),
     };
 
     const recorder = new TurnRecorder(
@@ -354,81 +312,16 @@ export class AgentSession {
       (request) => this.noteRequest(request),
       (message) => emit({ type: "notice", message }),
     );
-    // If persisting fails, the loop must stop too: nobody would record what it does next.
     const stop = new AbortController();
     const run = runTurnLoop(deps, turn, text, AbortSignal.any([signal, stop.signal]));
     this.running = run;
-    let end: TurnEndEvent | undefined;
-    try {
-      for await (const event of run) {
-        await recorder.record(event);
-        if (event.type === "turn_end") end = event;
-        else if (!isRecordEvent(event)) emit(event);
-      }
-    } catch (error) {
-      stop.abort();
-      throw error;
-    } finally {
-      this.running = undefined;
-    }
-    const outcome = await run.result();
-    // The reason a turn failed stays with it, so `sessions show` and a later reader can tell why.
-    if (outcome.error) transcript.append({ kind: "note", turn, what: `error:${outcome.error.kind}`, text: outcome.error.message });
-    transcript.append({
-      kind: "turn_end",
-      turn,
-      steps: outcome.steps,
-      stop_reason: outcome.stopReason,
-      ...(outcome.steps > 0 ? { usage: outcome.usage } : {}),
-    });
+    const { outcome, end } = await recorder.follow(run, emit, () => stop.abort()).finally(() => (this.running = undefined));
     recordTurnInMemory(this.memory, taken.withContext(outcome.turn), recorder.summaries, { ttlTurns: this.settings.workingSetTtlTurns });
     transcript.sync();
     this.unsettled = true;
     this.flushNotices(emit);
     emit(end ?? { type: "turn_end", turn, text: finalAnswer(outcome.turn), stopReason: outcome.stopReason });
     return outcome;
-  }
-
-  /** One step's request: a budget fold first when the plan asks for one (its own step and events), then the build. */
-  private async buildStep(
-    task: CurrentTask,
-    step: number,
-    turn: number,
-    now: Date,
-    files: InstructionFiles,
-    git: GitInfo | undefined,
-    transcript: SessionTranscript,
-    signal: AbortSignal,
-    emit: (event: TurnLoopEvent) => void,
-    taken: TurnContextTaker,
-  ): Promise<BuiltStep> {
-    const stateRead = await this.state.read();
-    for (const notice of stateRead.notices) emit({ type: "notice", message: notice });
-    const input: BuildInput = {
-      settings: this.settings,
-      sessionId: this.sessionId,
-      turn,
-      step,
-      now,
-      tools: this.tools.specs(),
-      sources: { ...files, state: stateRead.state, ...(git && { git }), ...snapshotSource(this.memory, transcript.file) },
-      memory: this.memory.view(),
-      task,
-    };
-    this.folds.noteInput(input);
-    const built = await buildWithFolds({ ...input, previous: this.folds.prefix.previous }, this.summarizer, signal, () => this.flushNotices(emit));
-    this.folds.noteBuilt(input, built);
-    emit({ type: "memory_changed", records: [...this.memory.apply(built.changes, turn), ...taken.take(built.turnContext)] });
-    const manifestPath = await writeManifest(transcript.dir, built.manifest);
-    return {
-      request: built.request,
-      manifest: {
-        path: manifestPath,
-        totalTokens: built.manifest.total_tokens,
-        budgetTokens: built.manifest.budget_tokens,
-        stablePrefixTokens: built.manifest.stable_prefix_tokens,
-      },
-    };
   }
 
   /** The status line's figures: the last request built, and the session's tokens once its usage is in. */
@@ -442,38 +335,14 @@ export class AgentSession {
   /** The settle step's work (see `settle`). */
   private async settleNow(signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
     this.unsettled = false;
-    const transcript = this.transcript;
-    if (!transcript) return false;
-    const turn = this.memory.lastTurn;
-    const folded = await this.slideWindow(transcript, signal, emit);
-    // The cached part of the next request breaks here anyway (the summary changed), so the state
-    // snapshot it shows can catch up for free (ADR 0063, ADR 0074); between folds, state changes
-    // travel after the user's message.
-    if (folded) await takeStateSnapshot(this.state, this.memory, transcript, turn);
-    const ws = this.memory.workingSetRecord(turn);
-    if (ws) transcript.append(ws);
-    transcript.sync();
+    if (!this.transcript) return false;
+    const folded = await settleWindow(this.memoryWork(), this.transcript, signal, emit);
     this.flushNotices(emit);
     return folded;
   }
 
-  private async slideWindow(transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
-    const before = this.memory.window.size;
-    const fold = await foldWindowIfDue(this.memory, this.summarizer, this.folds, signal, this.pendingNotices);
-    if (fold?.kind !== "summary") return false;
-    transcript.append(fold);
-    emit({ type: "window_slid", foldedTurns: before - this.memory.window.size, summaryTokens: fold.tokens ?? this.count(fold.text) });
-    return true;
-  }
-
-
-  /** After `context_length_exceeded`: fold the oldest window block into the summary; its records, or undefined if the window is empty. */
-  private async foldOldestBlock(turn: number): Promise<NewRecord[] | undefined> {
-    const block = this.memory.window.oldestBlock();
-    const last = block.at(-1);
-    if (!last) return undefined;
-    const summary = await foldTurns(this.memory.summary, block, new ExtractiveSummarizer());
-    return this.memory.apply({ fold: { summary, throughTurn: last.turn, summarizer: "extractive" } }, turn);
+  private memoryWork(): SettleContext & StepBuildContext {
+    return { memory: this.memory, state: this.state, summarizer: this.summarizer, folds: this.folds, count: this.count, notices: this.pendingNotices, settings: this.settings, sessionId: this.sessionId, tools: this.tools };
   }
 
   /**
@@ -481,29 +350,12 @@ export class AgentSession {
    * the offline one as fallback). Returns how many turns were folded.
    */
   async compactConversation(signal?: AbortSignal): Promise<number> {
-    const turns = [...this.memory.window.turns];
-    const last = turns.at(-1);
-    if (!last) return 0;
-    const transcript = this.transcript;
-    if (!transcript) return 0;
-    const summary = await foldTurns(this.memory.summary, turns, this.summarizer, signal);
-    transcript.append(this.memory.apply({ fold: { summary, throughTurn: last.turn, summarizer: this.summarizer.name } }, last.turn));
-    transcript.sync();
-    return turns.length;
+    return this.transcript ? compactWindow(this.memory, this.summarizer, this.transcript, signal) : 0;
   }
 
   /** The next request as it would be built now (no message, nothing written): its total tokens. */
   async previewTokens(): Promise<number> {
-    const [stateRead, files] = await Promise.all([this.state.read(), readInstructionFiles(this.paths, this.instructionOptions)]);
-    const built = await buildRequest({
-      settings: this.settings,
-      sessionId: this.sessionId,
-      turn: this.memory.lastTurn + 1,
-      tools: this.tools.specs(),
-      sources: { ...files, state: stateRead.state, ...snapshotSource(this.memory, this.transcript?.file ?? "state snapshot") },
-      memory: this.memory.peek(),
-    });
-    return built.manifest.total_tokens;
+    return previewNextRequestTokens(this.memoryWork(), readInstructionFiles(this.paths, this.instructionOptions), this.transcript?.file);
   }
 
   /**
@@ -517,19 +369,7 @@ export class AgentSession {
     if (!transcript) throw new NothingToUndoError(`nothing to ${action}: this session has no turn yet`);
     this.busy = true;
     try {
-      const outcome = await undoTurn({
-        action,
-        root: this.tools.root,
-        paths: this.paths,
-        sessionId: this.sessionId,
-        records: readSession(transcript.file).records,
-        force: options.force === true,
-      });
-      transcript.append(outcome.record);
-      transcript.sync();
-      // What the window and working set hold of these files is no longer what is on disk; the next message says so.
-      this.memory.noteRewind({ kind: action, of_turn: outcome.turn, files: outcome.files.map((file) => file.path) });
-      return outcome;
+      return await undoInSession({ root: this.tools.root, paths: this.paths, sessionId: this.sessionId, transcript, memory: this.memory }, action, options.force === true);
     } finally {
       this.busy = false;
     }

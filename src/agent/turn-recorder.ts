@@ -9,7 +9,8 @@ import { recordUsage } from "../prompt/manifest.ts";
 import type { Usage } from "../model/types.ts";
 import type { TurnManifestSummary } from "./events.ts";
 import { toolMemory, type ToolMemory } from "../memory/tool-memory.ts";
-import type { TurnLoopEvent, TurnRecordEvent } from "./turn-loop.ts";
+import type { AgentEvent, TurnEndEvent } from "./events.ts";
+import type { TurnLoopEvent, TurnOutcome, TurnRecordEvent, TurnStream } from "./turn-loop.ts";
 
 const RECORD_EVENTS = new Set<TurnLoopEvent["type"]>(["memory_changed", "assistant_message", "tool_result"]);
 
@@ -89,5 +90,31 @@ export class TurnRecorder {
       default:
         return;
     }
+  }
+
+  /**
+   * Follows the turn's stream to its end: records every event, passes on to `emit` the ones that
+   * are not only records (the `turn_end` is returned instead, for the session to send last), then
+   * writes the turn's end: the reason it failed, if it did, and its `turn_end` record. If
+   * recording throws, `stop` ends the loop too: nobody would record what it does next.
+   */
+  async follow(run: TurnStream<TurnLoopEvent>, emit: (event: AgentEvent) => void, stop: () => void): Promise<{ outcome: TurnOutcome; end: TurnEndEvent | undefined }> {
+    let end: TurnEndEvent | undefined;
+    try {
+      for await (const event of run) {
+        await this.record(event);
+        if (event.type === "turn_end") end = event;
+        else if (!isRecordEvent(event)) emit(event);
+      }
+    } catch (error) {
+      stop();
+      throw error;
+    }
+    const outcome = await run.result();
+    const { transcript, turn } = this;
+    // The reason a turn failed stays with it, so `sessions show` and a later reader can tell why.
+    if (outcome.error) transcript.append({ kind: "note", turn, what: `error:${outcome.error.kind}`, text: outcome.error.message });
+    transcript.append({ kind: "turn_end", turn, steps: outcome.steps, stop_reason: outcome.stopReason, ...(outcome.steps > 0 ? { usage: outcome.usage } : {}) });
+    return { outcome, end };
   }
 }
