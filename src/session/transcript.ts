@@ -82,32 +82,48 @@ export function strayTranscripts(paths: WorkspacePaths): Array<{ file: string; w
 
 export function listSessions(paths: WorkspacePaths): SessionRef[] {
   if (!existsSync(paths.sessionsDir)) return [];
-  return readdirSync(paths.sessionsDir, { withFileTypes: true })
+  const refs = readdirSync(paths.sessionsDir, { withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => entry.name)
     .sort()
     .map((name) => refFromFile(paths, name))
     .filter((ref): ref is SessionRef => ref !== undefined);
+  return inStartOrder(refs);
 }
 
 /**
- * The most recently started session. File names carry the start time to the second; sessions
- * started in the same second are told apart by their headers' millisecond start times.
+ * File names carry the start time to the second; sessions started in the same second are put in
+ * the order of their headers' millisecond start times (only theirs are read). A header that
+ * cannot be read sorts first among its second, by file name.
  */
-export function latestSession(paths: WorkspacePaths): SessionRef | undefined {
-  const all = listSessions(paths);
-  const last = all.at(-1);
-  if (!last) return undefined;
-  const tied = all.filter((ref) => ref.stamp === last.stamp);
-  if (tied.length === 1) return last;
-  const startedAt = (ref: SessionRef): string => {
-    try {
-      return readSessionHeader(ref.file)?.started_at ?? "";
-    } catch {
-      return "";
+function inStartOrder(refs: SessionRef[]): SessionRef[] {
+  const out: SessionRef[] = [];
+  for (let i = 0; i < refs.length; ) {
+    let j = i + 1;
+    while (j < refs.length && refs[j]?.stamp === refs[i]?.stamp) j++;
+    const second = refs.slice(i, j);
+    if (second.length > 1) {
+      const started = new Map(second.map((ref) => [ref, startedAt(ref)]));
+      const key = (ref: SessionRef): string => started.get(ref) ?? "";
+      second.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
     }
-  };
-  return tied.reduce((best, ref) => (startedAt(ref) > startedAt(best) ? ref : best));
+    out.push(...second);
+    i = j;
+  }
+  return out;
+}
+
+function startedAt(ref: SessionRef): string {
+  try {
+    return readSessionHeader(ref.file)?.started_at ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** The most recently started session (to the millisecond: see `listSessions`). */
+export function latestSession(paths: WorkspacePaths): SessionRef | undefined {
+  return listSessions(paths).at(-1);
 }
 
 /** The first line of a transcript, parsed and migrated; undefined if it is not a session header. */

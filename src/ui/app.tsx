@@ -10,7 +10,7 @@ import type { ApprovalDecision } from "../agent/events.ts";
 import { describeError } from "../errors.ts";
 import { ApprovalPrompt } from "./approval/approval-prompt.tsx";
 import { PromptInput } from "./input/prompt-input.tsx";
-import { SessionPicker } from "./sessions/session-picker.tsx";
+import { resumableSessions, SessionPicker } from "./sessions/session-picker.tsx";
 import { parseSlash } from "./slash/parse-slash.ts";
 import { useCommandRunner } from "./slash/use-command-runner.ts";
 import { StatusLine } from "./status/status-line.tsx";
@@ -119,8 +119,11 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
       const line = display.trim();
       if (name === "resume" && slash.args === "") {
         controller.listSessions().then(
-          (sessions) =>
-            sessions.length > 0 ? setPicker(sessions) : notify("warning", "No earlier sessions in this repository."),
+          (listings) => {
+            const sessions = resumableSessions(listings, controller.status().sessionId);
+            if (sessions.length > 0) setPicker(sessions);
+            else notify("warning", "No earlier sessions in this repository.");
+          },
           (error: unknown) =>
             notify("error", `Could not list sessions: ${describeError(error)}`),
         );

@@ -64,19 +64,18 @@ describe("sessions list", () => {
     const lines = r.stdout.trim().split("\n");
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^id\s+started\s+turns\s+first message$/);
-    // Order is by start time at one-second resolution, so two sessions of the same second may swap.
+    // Oldest first, to the millisecond (two sessions of the same second keep their start order).
+    expect(lines.slice(1).map((line) => line.split(" ")[0])).toEqual([a.id, b.id]);
     const rowOf = (id: string) => lines.slice(1).find((line) => line.startsWith(`${id} `)) ?? "";
     expect(rowOf(a.id)).toMatch(/\s2\s+first session's opening message$/);
     expect(rowOf(b.id)).toMatch(/\s1\s+another session$/);
 
     const json = await sessions(["list", "--json"], root);
     const listed = JSON.parse(json.stdout) as Array<{ id: string; turns: number; firstMessage: string; file: string }>;
-    expect(listed.map((s) => [s.id, s.turns, s.firstMessage, s.file]).sort()).toEqual(
-      [
-        [a.id, 2, "first session's opening message", a.file],
-        [b.id, 1, "another session", b.file],
-      ].sort(),
-    );
+    expect(listed.map((s) => [s.id, s.turns, s.firstMessage, s.file])).toEqual([
+      [a.id, 2, "first session's opening message", a.file],
+      [b.id, 1, "another session", b.file],
+    ]);
   });
 });
 

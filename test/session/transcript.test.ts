@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { workspacePaths } from "../../src/config/paths.ts";
 import { UsageError, ValarmindError } from "../../src/errors.ts";
 import {
@@ -132,5 +133,19 @@ describe("latestSession with sessions started in the same second", () => {
     createSession(paths, { model: "m", cwd: root, id: "aaaa2222", now: later }).close();
     // By file name alone "zzzz1111" sorts last, but "aaaa2222" started later in the same second.
     expect(latestSession(paths)?.id).toBe("aaaa2222");
+    // Listings (`sessions list`, the picker, /resume without an id) follow the same order.
+    createSession(paths, { model: "m", cwd: root, id: "mmmm3333", now: new Date("2026-03-01T10:00:00.500Z") }).close();
+    createSession(paths, { model: "m", cwd: root, id: "bbbb0000", now: new Date("2026-03-01T09:59:59.999Z") }).close();
+    expect(listSessions(paths).map((ref) => ref.id)).toEqual(["bbbb0000", "zzzz1111", "mmmm3333", "aaaa2222"]);
+  });
+
+  test("a same-second session whose header cannot be read sorts first in its second, and is still listed", async () => {
+    const root = await makeTempDir();
+    const paths = workspacePaths(root);
+    createSession(paths, { model: "m", cwd: root, id: "aaaa1111", now: new Date("2026-03-01T10:00:00.900Z") }).close();
+    createSession(paths, { model: "m", cwd: root, id: "zzzz2222", now: new Date("2026-03-01T10:00:00.100Z") }).close();
+    writeFileSync(join(paths.sessionsDir, "2026-03-01T10-00-00-mmmm9999.jsonl"), "not json\n");
+    expect(listSessions(paths).map((ref) => ref.id)).toEqual(["mmmm9999", "zzzz2222", "aaaa1111"]);
+    expect(latestSession(paths)?.id).toBe("aaaa1111");
   });
 });

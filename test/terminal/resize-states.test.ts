@@ -247,8 +247,9 @@ it("narrowed while the /resume picker is open: the picker is there once with its
   await term.press("Enter");
   const rowsOf = (text: string) => text.split("\n").filter((line) => line.includes("1 turn(s)"));
   const picker = await term.waitFor((t) => rowsOf(t).length === 2 && t.includes("↑/↓ Enter resumes"), "the session picker");
-  // Sessions started in the same second are listed in file-name order (random ids): take the second row.
+  // Newest first: the second row is the older of the two.
   const second = /earlier session \w+/.exec(rowsOf(picker)[1] ?? "")?.[0];
+  expect(second).toBe("earlier session alpha");
   // Selected before the resize: the picker keeps its state.
   await term.press("Down");
   await term.waitFor((t) => rowsOf(t)[1]?.includes("› ") === true, "the second row selected");

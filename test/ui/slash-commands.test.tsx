@@ -93,20 +93,31 @@ describe("slash commands", () => {
     expect(h.frame()).toContain("goal new goal");
   });
 
-  test("/resume without an id offers a picker", async () => {
+  test("/resume without an id offers a picker: the other sessions, newest first", async () => {
     const h = renderApp({
       sessions: [
         { id: "s-1", file: "a.jsonl", startedAt: "2026-01-01 10:00", turns: 3, firstMessage: "fix the parser" },
         { id: "s-2", file: "b.jsonl", startedAt: "2026-01-02 11:00", turns: 1, firstMessage: "add docs" },
+        { id: "s-test", file: "c.jsonl", startedAt: "2026-01-03 12:00", turns: 2, firstMessage: "this very session" },
       ],
     });
     await h.see("Ask anything");
     await h.keys("/resume", KEYS.enter);
     await h.see("Resume a session");
-    expect(h.frame()).toContain("fix the parser");
+    const rows = h.frame().split("\n").filter((line) => line.includes("turn(s)"));
+    expect(rows.map((row) => /add docs|fix the parser|this very session/.exec(row)?.[0])).toEqual(["add docs", "fix the parser"]);
+    expect(rows[0]).toContain("› ");
     await h.keys(KEYS.down, KEYS.enter);
     await waitUntil(() => h.controller.commandsRun.length === 1, "the resume", h.frame);
-    expect(h.controller.commandsRun).toEqual([{ name: "resume", args: "s-2" }]);
+    expect(h.controller.commandsRun).toEqual([{ name: "resume", args: "s-1" }]);
+  });
+
+  test("/resume without an id when the only session is this one: says so, no picker", async () => {
+    const h = renderApp({ sessions: [{ id: "s-test", file: "c.jsonl", startedAt: "2026-01-03 12:00", turns: 2, firstMessage: "this very session" }] });
+    await h.see("Ask anything");
+    await h.keys("/resume", KEYS.enter);
+    await h.see("No earlier sessions in this repository.");
+    expect(h.frame()).not.toContain("Resume a session");
   });
 });
 

@@ -14,7 +14,15 @@ interface SessionPickerProps {
   onCancel: () => void;
 }
 
-/** `/resume` without an id: pick an earlier session of this repository. */
+/**
+ * What the picker offers, from a listing (oldest first): the other sessions, newest first, so
+ * the one a user most likely wants is selected and the oldest are a scroll away.
+ */
+export function resumableSessions(listings: readonly SessionListing[], currentId: string | undefined): SessionListing[] {
+  return listings.filter((session) => session.id !== currentId).reverse();
+}
+
+/** `/resume` without an id: pick an earlier session of this repository (newest first). */
 export function SessionPicker({ sessions, onChoose, onCancel }: SessionPickerProps) {
   const theme = useTheme();
   const [selected, setSelected] = useState(0);
