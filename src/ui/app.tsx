@@ -245,6 +245,9 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
           onActivity={() => armExit(false)}
           onError={onCompletionError}
           hint={hint}
+          columns={columns}
+          maxRows={budget.maxEditorRows}
+          editorRef={budget.editorRef}
         />
       </Box>
       <StatusLine status={status} />

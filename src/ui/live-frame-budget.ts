@@ -8,7 +8,9 @@
  * parts can grow without bound: the streaming block of the answer and the diff of an approval
  * prompt. They get the rows the rest of the frame leaves, measured after each render (ink's
  * `measureElement`): the frame's height minus theirs is what the rest takes, whatever the input
- * holds or how the status line wraps. Their "… N more line(s)" line is counted in.
+ * holds or how the status line wraps. Their "… N more line(s)" line is counted in. The input's
+ * text gives way too: a long prompt (one line wraps to many rows) shows at most what the rest of
+ * the frame leaves, and half of that beside a streaming block or a diff.
  *
  * When even that leaves no row for the diff (a short terminal), the approval prompt's list of
  * answers turns compact: only the selected answer, in full, and one line of keys. It stays compact
@@ -20,9 +22,12 @@
  */
 import { measureElement, type DOMElement } from "ink";
 import { useLayoutEffect, useRef, useState, type RefObject } from "react";
+import { MAX_EDITOR_ROWS } from "./input/editor-view.tsx";
 
-/** What the rest of the frame is assumed to take until it has been measured once. */
-const UNMEASURED_FIXED_ROWS = 10;
+/** What the rest of the frame (the input's text aside) is assumed to take until it has been measured once. */
+const UNMEASURED_FIXED_ROWS = 9;
+/** Rows the input's "… N line(s) above/below" lines may take besides its text. */
+const EDITOR_MORE_ROWS = 2;
 /** Rows the streaming block keeps while an approval prompt's diff is shown as well. */
 const TEXT_ROWS_BESIDE_A_DIFF = 4;
 /** The full list of answers' rows until it has been measured once (four answers, a detail, margins). */
@@ -39,6 +44,9 @@ export interface LiveFrameBudget {
   textRef: RefObject<DOMElement | null>;
   diffRef: RefObject<DOMElement | null>;
   choicesRef: RefObject<DOMElement | null>;
+  editorRef: RefObject<DOMElement | null>;
+  /** Rows of the input's text drawn at most (a long prompt scrolls around the cursor). */
+  maxEditorRows: number;
   /** The approval prompt shows only the selected answer and a line of keys. */
   compactChoices: boolean;
   /** Lines of the streaming block shown (older ones are summarised in one line). */
@@ -55,6 +63,16 @@ export function shrinkableRows(rows: number, fixedRows: number, parts: { text: b
   return { text, diff };
 }
 
+/**
+ * Rows of the input's text: what the rest of the frame leaves (half of it beside a streaming block
+ * or a diff, which get the other half), less its "… more" lines; at least 1, at most MAX_EDITOR_ROWS.
+ */
+export function editorRows(rows: number, fixedRows: number, sharing: boolean): number {
+  const available = Math.max(0, rows - 1 - fixedRows);
+  const share = sharing ? Math.floor(available / 2) : available;
+  return Math.max(1, Math.min(MAX_EDITOR_ROWS, share - EDITOR_MORE_ROWS));
+}
+
 /** Whether the full list of answers leaves the diff too little room (or the frame none at all). */
 export function needsCompactChoices(rows: number, otherRows: number, fullChoicesRows: number, diff: boolean): boolean {
   return otherRows + fullChoicesRows + (diff ? MIN_DIFF_ROWS : 0) > rows - 1;
@@ -65,16 +83,18 @@ export function useLiveFrameBudget(rows: number, parts: { text: boolean; approva
   const textRef = useRef<DOMElement | null>(null);
   const diffRef = useRef<DOMElement | null>(null);
   const choicesRef = useRef<DOMElement | null>(null);
-  // What the last render measured: the rows of everything but the streaming block, the diff and
-  // the list of answers; the list's rows; whether an approval prompt was there.
-  const [measured, setMeasured] = useState({ other: UNMEASURED_FIXED_ROWS, choices: 0, prompt: false });
+  const editorRef = useRef<DOMElement | null>(null);
+  // What the last render measured: the rows of everything but the streaming block, the diff, the
+  // list of answers and the input's text; the list's rows; the input's; whether an approval prompt was there.
+  const [measured, setMeasured] = useState({ other: UNMEASURED_FIXED_ROWS, choices: 0, editor: 1, prompt: false });
   const fullChoicesRows = useRef(UNMEASURED_FULL_CHOICES_ROWS);
   // The rows at which the list turned compact. Compact stays until the prompt goes or the screen
   // grows: the compact prompt's own rows would otherwise argue for the full list again.
   const compactAt = useRef<number | undefined>(undefined);
   if (!parts.approval || (compactAt.current !== undefined && rows > compactAt.current)) compactAt.current = undefined;
   // A prompt not yet measured: its box, title and tool row are assumed.
-  const other = measured.other + (parts.approval && !measured.prompt ? UNMEASURED_PROMPT_ROWS : 0);
+  const fixed = measured.other + (parts.approval && !measured.prompt ? UNMEASURED_PROMPT_ROWS : 0);
+  const other = fixed + measured.editor;
   if (parts.approval && compactAt.current === undefined && needsCompactChoices(rows, other, fullChoicesRows.current, parts.diff)) compactAt.current = rows;
   const compactChoices = compactAt.current !== undefined;
   // After every commit: ink has laid the tree out by then (its reconciler computes the layout
@@ -86,12 +106,23 @@ export function useLiveFrameBudget(rows: number, parts: { text: boolean; approva
     const choices = height(choicesRef);
     const prompt = choicesRef.current !== null;
     if (prompt && !compactChoices) fullChoicesRows.current = choices;
-    const next = { other: measureElement(frame).height - height(textRef) - height(diffRef) - choices, choices, prompt };
-    setMeasured((previous) => (previous.other === next.other && previous.choices === next.choices && previous.prompt === next.prompt ? previous : next));
+    const editor = height(editorRef);
+    const next = { other: measureElement(frame).height - height(textRef) - height(diffRef) - choices - editor, choices, editor, prompt };
+    setMeasured((previous) => (previous.other === next.other && previous.choices === next.choices && previous.editor === next.editor && previous.prompt === next.prompt ? previous : next));
   });
   // Right after the prompt appears or changes form, its last measure is stale: count the larger
   // figure so that frame is never the one that overflows.
   const choices = !parts.approval ? 0 : compactChoices ? measured.choices || UNMEASURED_COMPACT_CHOICES_ROWS : Math.max(measured.choices, fullChoicesRows.current);
   const shares = shrinkableRows(rows, other + choices, parts);
-  return { frameRef, textRef, diffRef, choicesRef, compactChoices, maxTextLines: Math.max(0, shares.text - 1), maxDiffLines: Math.max(0, shares.diff - 1) };
+  return {
+    frameRef,
+    textRef,
+    diffRef,
+    choicesRef,
+    editorRef,
+    maxEditorRows: editorRows(rows, fixed + choices, parts.text || parts.diff),
+    compactChoices,
+    maxTextLines: Math.max(0, shares.text - 1),
+    maxDiffLines: Math.max(0, shares.diff - 1),
+  };
 }

@@ -10,7 +10,8 @@
  *   4. a long answer is streaming (paused mid-way);
  *   5. two resizes 300 ms apart, each settling and redrawing, then typing;
  *   6. the height shrinks 40 → 12 rows under a finished answer taller than the screen, and under a
- *      streaming code block.
+ *      streaming code block;
+ *   7. a prompt typed as one long line (it wraps to more rows than the screen has), no resize.
  *
  * What must hold: the open prompt (or the typed text) is there once after the redraw and still
  * works; the transcript is in the scrollback once; one prompt line and one status line. Redraws
@@ -386,3 +387,35 @@ it("height shrunk from 40 to 12 rows while a code block taller than the screen s
   expect([count(history, `› ${MESSAGE}`), count(history, "Esc to interrupt"), count(history, "Ask anything")]).toEqual([1, 0, 1]);
   await leaveCleanly(term, pid);
 }, 30_000);
+
+// ---------------------------------------------------------------- 7. a long one-line prompt
+
+/**
+ * Found by hand: 300 words typed as one line wrapped to 27 rows in an 80×24 terminal, so every key
+ * redrew a frame taller than the screen and left a copy of it (and of the status line) in the
+ * scrollback, and the prompt's start was out of sight. The input counted its lines, not the rows
+ * they wrap to. Now it shows the rows around the cursor that the screen leaves room for.
+ */
+it("a prompt typed as one line longer than the screen: no stale copy, its start reachable, sent whole", async () => {
+  const root = await makeGitWorkspace({ "README.md": "hi\n" });
+  server.setResponder(() => textStream("Read it all."));
+  const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
+  for (const size of [{ columns: 80, rows: 24 }, { columns: 80, rows: 10 }]) {
+    const { term, pid } = await startChat(root, size);
+    await term.type(words);
+    await term.type(" end");
+    const end = await term.waitFor(async () => (await term.screen()).includes("word299 end") && statusLines(await term.screen()).length === 1, `the end of the prompt at ${size.rows} rows`);
+    expect(end).toContain("line(s) above");
+    // Home: the start of the prompt comes into view, the end goes out of it.
+    await term.press("Home");
+    const start = await term.waitFor(async () => (await term.screen()).includes("› word0 word1"), `the start of the prompt at ${size.rows} rows`);
+    expect([start.includes("line(s) below"), start.includes("word299 end")]).toEqual([true, false]);
+    const history = await term.history();
+    expect([statusLines(history).length, count(history, "word299 end"), count(history, "› word0 word1")]).toEqual([1, 0, 1]);
+    await term.press("Enter");
+    await term.waitFor((t) => t.includes("Read it all."), "the answer");
+    await term.waitFor(async () => oneFrame(await term.screen()), "the prompt back after the turn", 3_000);
+    expect(lastUserText(server.requests.at(-1)?.body ?? {})).toBe(`${words} end`);
+    await leaveCleanly(term, pid);
+  }
+}, 60_000);

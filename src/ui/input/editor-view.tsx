@@ -4,9 +4,12 @@ import { terminalSafeLiteral } from "../terminal-safe-text.ts";
 import type { Theme } from "../theme.ts";
 import { useTheme } from "../theme-context.tsx";
 import type { EditorBuffer } from "./editor-buffer.ts";
+import { cursorRow, rowWindow, wrapRows, type EditorRow } from "./editor-rows.ts";
 
-/** Lines of a long prompt shown around the cursor; the rest is counted, not drawn. */
-const MAX_VISIBLE_LINES = 8;
+/** Rows of a long prompt shown around the cursor when the screen has room; the rest is counted, not drawn. */
+export const MAX_EDITOR_ROWS = 8;
+/** Columns a row of text leaves: the "› " or "  " before it, and one for a cursor after its last character. */
+const ROW_MARGIN = 3;
 
 interface EditorViewProps {
   buffer: EditorBuffer;
@@ -14,6 +17,10 @@ interface EditorViewProps {
   placeholder: string;
   /** Whether to draw the cursor (hidden while another prompt owns the keyboard). */
   focused: boolean;
+  /** The terminal's width: rows are wrapped to it here, so the rows drawn are the rows counted. */
+  columns: number;
+  /** Rows of text drawn at most (the live frame's budget; MAX_EDITOR_ROWS when the screen has room). */
+  maxRows?: number;
 }
 
 /** A piece of the prompt as drawn: controls (from a paste, a completed file name) shown, never sent to the terminal. */
@@ -23,46 +30,41 @@ function highlightChips(text: string, chips: readonly string[], theme: Theme): s
   return out;
 }
 
+/** One row as drawn, with the block cursor when it is in this row. */
+function drawRow(text: string, row: EditorRow, cursor: number | undefined, chips: readonly string[], theme: Theme): string {
+  const shown = text.slice(row.start, row.end);
+  if (cursor === undefined) return highlightChips(shown, chips, theme);
+  const column = cursor - row.start;
+  const at = shown.codePointAt(column);
+  const char = at === undefined ? " " : String.fromCodePoint(at);
+  return highlightChips(shown.slice(0, column), chips, theme) + theme.inverse(terminalSafeLiteral(char)) + highlightChips(shown.slice(column + char.length), chips, theme);
+}
+
 /** The prompt with a block cursor; inverse video stays visible under NO_COLOR. */
-export const EditorView = memo(function EditorView({ buffer, chips, placeholder, focused }: EditorViewProps) {
+export const EditorView = memo(function EditorView({ buffer, chips, placeholder, focused, columns, maxRows = MAX_EDITOR_ROWS }: EditorViewProps) {
   const theme = useTheme();
   const prompt = theme.accent("› ");
   if (buffer.text === "") {
     return (
-      <Text>
+      <Text wrap="truncate-end">
         {prompt}
         {focused ? theme.inverse(" ") : ""}
         {theme.dim(placeholder)}
       </Text>
     );
   }
-  const lines = buffer.text.split("\n");
-  let offset = 0;
-  let cursorLine = 0;
-  const rendered = lines.map((line, index) => {
-    const start = offset;
-    offset += line.length + 1;
-    const hasCursor = focused && buffer.cursor >= start && buffer.cursor <= start + line.length;
-    if (!hasCursor) return highlightChips(line, chips, theme);
-    cursorLine = index;
-    const column = buffer.cursor - start;
-    const at = line.codePointAt(column);
-    const char = at === undefined ? " " : String.fromCodePoint(at);
-    return (
-      highlightChips(line.slice(0, column), chips, theme) +
-      theme.inverse(terminalSafeLiteral(char)) +
-      highlightChips(line.slice(column + char.length), chips, theme)
-    );
+  const rows = wrapRows(buffer.text, columns - ROW_MARGIN);
+  const cursorAt = cursorRow(rows, buffer.cursor);
+  const view = rowWindow(rows, cursorAt, maxRows);
+  const drawn = rows.slice(view.first, view.first + view.shown).map((row, index) => {
+    const at = view.first + index;
+    return (at === 0 ? prompt : "  ") + drawRow(buffer.text, row, focused && at === cursorAt ? buffer.cursor : undefined, chips, theme);
   });
-  const first = Math.max(0, Math.min(cursorLine - Math.floor(MAX_VISIBLE_LINES / 2), lines.length - MAX_VISIBLE_LINES));
-  const visible = rendered.slice(first, first + MAX_VISIBLE_LINES);
-  const hiddenAbove = first;
-  const hiddenBelow = lines.length - first - visible.length;
   return (
     <Box flexDirection="column">
-      {hiddenAbove > 0 && <Text>{theme.dim(`  … ${hiddenAbove} line(s) above`)}</Text>}
-      <Text>{visible.map((line, index) => (index === 0 && first === 0 ? prompt : "  ") + line).join("\n")}</Text>
-      {hiddenBelow > 0 && <Text>{theme.dim(`  … ${hiddenBelow} line(s) below`)}</Text>}
+      {view.above > 0 && <Text>{theme.dim(`  … ${view.above} line(s) above`)}</Text>}
+      <Text>{drawn.join("\n")}</Text>
+      {view.below > 0 && <Text>{theme.dim(`  … ${view.below} line(s) below`)}</Text>}
     </Box>
   );
 });

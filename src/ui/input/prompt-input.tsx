@@ -1,5 +1,5 @@
-import { Box, Text, useInput, usePaste } from "ink";
-import { useCallback, useEffect, useRef, useState } from "react";
+import { Box, Text, useInput, usePaste, type DOMElement } from "ink";
+import { useCallback, useEffect, useRef, useState, type RefObject } from "react";
 import type { SlashCommandInfo } from "../../agent/front-end-contract.ts";
 import { useTheme } from "../theme-context.tsx";
 import { applyCompletion, completionContext } from "./completion.ts";
@@ -31,6 +31,11 @@ export interface PromptInputProps {
   onActivity: () => void;
   onError: (message: string) => void;
   hint: string | undefined;
+  /** The terminal's width, and the rows of text the editor may draw (the live frame's budget). */
+  columns: number;
+  maxRows?: number;
+  /** Measured by the live frame's budget. */
+  editorRef?: RefObject<DOMElement | null>;
 }
 
 const PLACEHOLDER = "Ask anything · / for commands · @ for files";
@@ -179,12 +184,16 @@ export function PromptInput(props: PromptInputProps) {
   const menu = menuFor(state);
   return (
     <Box flexDirection="column">
-      <EditorView
-        buffer={state.buffer}
-        chips={[...state.pastes.keys()]}
-        placeholder={PLACEHOLDER}
-        focused={props.active}
-      />
+      <Box ref={props.editorRef} flexDirection="column">
+        <EditorView
+          buffer={state.buffer}
+          chips={[...state.pastes.keys()]}
+          placeholder={PLACEHOLDER}
+          focused={props.active}
+          columns={props.columns}
+          {...(props.maxRows !== undefined && { maxRows: props.maxRows })}
+        />
+      </Box>
       {menu.open && (
         <CompletionMenu items={completion.items} selected={Math.min(state.selected, completion.items.length - 1)} />
       )}
