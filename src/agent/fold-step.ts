@@ -95,14 +95,23 @@ export interface SettleContext {
 
 /**
  * The step after a turn: the window folds when `foldWindowIfDue` says so (`window_slid`), a state
- * snapshot is taken at a fold, and the working set is recorded. Returns whether the window folded.
+ * snapshot is taken at a fold, and the working set is recorded. Returns whether the window folded
+ * (not when `signal` cancelled the fold: a notice says so).
  */
 export async function settleWindow(ctx: SettleContext, transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
   const turn = ctx.memory.lastTurn;
   const before = ctx.memory.window.size;
-  const fold = await foldWindowIfDue(ctx.memory, ctx.summarizer, ctx.folds, signal, ctx.notices);
+  let fold: NewRecord | undefined;
+  try {
+    fold = await foldWindowIfDue(ctx.memory, ctx.summarizer, ctx.folds, signal, ctx.notices);
+  } catch (error) {
+    if (!signal.aborted) throw error;
+    // Cancelled (Ctrl-C): nothing folded, no failure to tell; the settle after the next turn decides again.
+    ctx.notices.push("folding the window was cancelled: nothing was folded; it is decided again after the next answer");
+    return false;
+  }
   const folded = fold?.kind === "summary";
-  if (folded) {
+  if (fold?.kind === "summary") {
     transcript.append(fold);
     emit({ type: "window_slid", foldedTurns: before - ctx.memory.window.size, summaryTokens: fold.tokens ?? ctx.count(fold.text) });
     // The cached part of the next request breaks here anyway (the summary changed), so the state

@@ -15,7 +15,8 @@
  * part folds with the offline extractive summarizer and the fallback is reported.
  */
 import type { Settings } from "../config/settings-schema.ts";
-import { ExtractiveSummarizer, SUMMARY_CAP_TOKENS, withoutRangeLines, type RollingSummary, type Summarizer } from "../memory/summary.ts";
+import { describeError } from "../errors.ts";
+import { ExtractiveSummarizer, SUMMARY_CAP_TOKENS, SUMMARY_TAIL_SHARE, withoutRangeLines, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
@@ -189,12 +190,19 @@ export class ModelSummarizer implements Summarizer {
       else if (event.type === "tool_call") toolCall ??= event.call.name;
       else if (event.type === "completed") {
         text = event.text || text;
+        // An answer cut short (an output limit, a filter) lost its last lines: the newest turns'.
+        if (event.status === "incomplete") failure = `the answer was cut short${event.incompleteReason ? ` (${event.incompleteReason})` : ""}`;
         if (event.usage) {
-          await recordUsage(manifestPath, event.usage);
+          // Counted first: the request was paid for whether or not its manifest can take the figure.
           this.options.onUsage?.(event.usage);
+          await recordUsage(manifestPath, event.usage).catch((error: unknown) =>
+            this.options.onNotice?.(`the usage of the summary request was not added to its manifest ${manifestPath}: ${describeError(error)}`),
+          );
         }
       } else if (event.type === "error") failure = event.message;
     }
+    // Cancelled: the fold is not made (nor made offline), and nothing is told as a failure.
+    signal?.throwIfAborted();
     const parsed = parsePromotions(text);
     // A copy of the block's own "(turns a–b)" line is not a summary.
     let summary = withoutRangeLines(parsed.summary);
@@ -206,9 +214,11 @@ export class ModelSummarizer implements Summarizer {
     const cap = this.cap();
     const tokens = count(summary);
     if (tokens > cap) {
-      // The rules ask for at most the cap; a longer answer would crowd the next requests out of their budget.
-      summary = shortenHeadTail(summary, cap, count).text;
-      this.options.onNotice?.(`the summary the model wrote for turns ${span(turns)} was ${tokens} tokens, over its cap of ${cap}: its head and tail were kept`);
+      // The rules ask for at most the cap, and past it a rewrite to half of it. Cut to that half,
+      // as a rewrite would: cut to the cap itself, every later fold would be over it and cut again.
+      const target = Math.floor(cap / 2);
+      summary = shortenHeadTail(summary, target, count, SUMMARY_TAIL_SHARE).text;
+      this.options.onNotice?.(`the summary the model wrote for turns ${span(turns)} was ${tokens} tokens, over its cap of ${cap}: its head and tail were kept, ${target} tokens`);
     }
     if (parsed.promotions.length > 0) await this.options.promote(parsed.promotions);
     return summary;

@@ -86,10 +86,26 @@ function tokens(n: number): string {
   return n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n));
 }
 
-/** `/cost`'s lines. */
-export function costLines(f: CostFigures, prices: Prices | undefined): string[] {
-  if (f.requests === 0) return ["no model call yet in this session"];
+/** Dollars as shown: four decimals under $1 (a short session costs fractions of a cent), else two. */
+export function formatUsd(usd: number): string {
+  if (!Number.isFinite(usd)) return "$?";
+  return `$${usd.toFixed(usd < 1 ? 4 : 2)}`;
+}
+
+/** A price per million tokens as the user would write it: 0.4 × 0.1 is 0.04, not 0.04000000000000001. */
+function perMillion(price: number): string {
+  return `$${Number(price.toPrecision(12))}/M`;
+}
+
+/**
+ * `/cost`'s lines. The figures are this run's: a resumed session (`--continue`, `/resume`) counts
+ * from when it was opened again, and says so.
+ */
+export function costLines(f: CostFigures, prices: Prices | undefined, options: { resumed?: boolean } = {}): string[] {
+  const since = options.resumed ? "since this session was resumed (earlier runs are not counted)" : "in this session";
+  if (f.requests === 0) return [`no model call has reported its usage yet ${since}${options.resumed ? "" : " (a server that never sends usage shows none)"}`];
   const lines = [
+    ...(options.resumed ? [`figures ${since}`] : []),
     `requests: ${f.requests}${f.foldRequests > 0 ? ` (${f.foldRequests} to fold the window)` : ""}`,
     `input: ${tokens(f.input)} tokens, ${tokens(f.cached)} of them cached (${(f.cachedShare * 100).toFixed(0)}%)`,
     `effective input: ${tokens(f.effectiveInput)} tokens (uncached + 0.1 × cached)`,
@@ -97,16 +113,10 @@ export function costLines(f: CostFigures, prices: Prices | undefined): string[] 
   ];
   if (f.foldRequests > 0) {
     const share = f.fold.input > 0 ? ` (${((f.fold.cached / f.fold.input) * 100).toFixed(0)}% cached)` : "";
-    const usd = prices ? `, $${priceOf(f.fold, prices).toFixed(4)}` : "";
+    const usd = prices ? `, ${formatUsd(priceOf(f.fold, prices))}` : "";
     lines.push(`of which folding the window (the memory's own cost): ${tokens(f.fold.input)} input${share}, effective ${tokens(effectiveInput(f.fold.input, f.fold.cached))}, ${tokens(f.fold.output)} output${usd}`);
   }
-  if (prices && f.usd !== undefined) lines.push(`estimate: $${f.usd.toFixed(4)} at $${prices.input}/M input, $${prices.cachedInput ?? prices.input * CACHED_PRICE}/M cached, $${prices.output}/M output (settings "prices")`);
+  if (prices && f.usd !== undefined) lines.push(`estimate: ${formatUsd(f.usd)} at ${perMillion(prices.input)} input, ${perMillion(prices.cachedInput ?? prices.input * CACHED_PRICE)} cached, ${perMillion(prices.output)} output (settings "prices")`);
   else lines.push(`no price estimate: set "prices": {"input": …, "output": …} (USD per million tokens) in ${userConfigFileShown()}`);
   return lines;
-}
-
-/** The status line's short form: "cache 87% · eff 12k · $0.0123". */
-export function costShort(f: CostFigures): string {
-  if (f.requests === 0) return "";
-  return `cache ${(f.cachedShare * 100).toFixed(0)}% · eff ${tokens(f.effectiveInput)}${f.usd !== undefined ? ` · $${f.usd.toFixed(4)}` : ""}`;
 }

@@ -83,17 +83,40 @@ export function promotionOp(promotion: Promotion, state: WorkingState, at: Date)
 }
 
 /** Applies promotions through the store, one locked update each; returns what to tell the user. */
+/** New tasks and decisions one fold may add (marking tasks done is not limited): a model's flood stays out of the state. */
+export const MAX_NEW_PER_FOLD = { task: 5, decision: 5 } as const;
+
 export async function applyPromotions(store: Pick<StateStore, "read" | "update">, promotions: readonly Promotion[], at: Date = new Date()): Promise<string[]> {
+  if (promotions.length === 0) return [];
   const notices: string[] = [];
+  const first = await store.read();
+  // A state.json the user is in the middle of editing (or that is damaged) is theirs to fix: a
+  // promotion would move it aside and start a new one holding only what was promoted.
+  if (first.source === "invalid") {
+    return [`not promoted to the working state (${promotions.length} line${promotions.length === 1 ? "" : "s"}) while state.json is not valid: ${first.notices.join("; ") || "fix it, then the next fold promotes again"}`];
+  }
+  const added = { task: 0, decision: 0 };
+  const dropped: string[] = [];
   for (const promotion of promotions) {
     try {
       const op = promotionOp(promotion, (await store.read()).state, at);
       if (!op) continue;
+      if (promotion.kind !== "done") {
+        if (added[promotion.kind] >= MAX_NEW_PER_FOLD[promotion.kind]) {
+          dropped.push(`${promotion.kind} ${JSON.stringify(promotion.title.slice(0, 60))}`);
+          continue;
+        }
+        added[promotion.kind]++;
+      }
       const result = await store.update(op);
+      notices.push(...result.notices);
       if (result.written) notices.push(`promoted to the working state: ${result.change}`);
     } catch (error) {
       notices.push(`could not promote ${promotion.kind} to the working state: ${describeError(error)}`);
     }
+  }
+  if (dropped.length > 0) {
+    notices.push(`not promoted: ${dropped.length} more than the ${MAX_NEW_PER_FOLD.task} tasks and ${MAX_NEW_PER_FOLD.decision} decisions one fold may add (${dropped.slice(0, 3).join(", ")}${dropped.length > 3 ? ", …" : ""}); the summary keeps them`);
   }
   return notices;
 }

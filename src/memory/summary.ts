@@ -10,6 +10,8 @@
  */
 import { factsOfRecordedCall } from "../tools/call-facts.ts";
 import { finalAnswer, type ToolExchange, type Turn } from "./turn.ts";
+import { shortenHeadTail } from "../prompt/shorten.ts";
+import { loadTokenizer } from "../tokens/tokenizer.ts";
 
 /**
  * The summary's cap, and what a rewrite at the cap shrinks it to. Below the cap a fold only appends
@@ -19,6 +21,8 @@ import { finalAnswer, type ToolExchange, type Turn } from "./turn.ts";
  */
 export const SUMMARY_CAP_TOKENS = 1500;
 export const SUMMARY_REWRITE_TOKENS = 750;
+/** The share of a summary cut to its cap that is kept from its end: its newest lines, the turns that just left the window (shortenHeadTail). */
+export const SUMMARY_TAIL_SHARE = 2 / 3;
 
 export interface RollingSummary {
   text: string;
@@ -132,24 +136,29 @@ function absorb(e: Earlier | undefined, line: string): Earlier {
 }
 
 export interface ExtractiveOptions {
-  /** Cap on the summary's length in characters (~4 per token); default 6000 (~1,500 tokens). */
+  /** Cap on the summary's length in characters; default 6000. */
   maxChars?: number;
   /** What a summary past its cap is condensed to, in characters; default half of `maxChars`. */
   rewriteChars?: number;
+  /** Cap in tokens, counted (CJK text or hashes run well under 4 characters a token); default SUMMARY_CAP_TOKENS. */
+  maxTokens?: number;
 }
 
 export class ExtractiveSummarizer implements Summarizer {
   readonly name = "extractive";
   private readonly maxChars: number;
   private readonly rewriteChars: number;
+  private readonly maxTokens: number;
 
   constructor(options: ExtractiveOptions = {}) {
     this.maxChars = options.maxChars ?? SUMMARY_CAP_TOKENS * 4;
     this.rewriteChars = Math.min(this.maxChars, options.rewriteChars ?? Math.floor(this.maxChars / 2));
+    this.maxTokens = Math.max(1, options.maxTokens ?? SUMMARY_CAP_TOKENS);
   }
 
   async summarize(previousSummary: string, evictedTurns: readonly Turn[], signal?: AbortSignal): Promise<string> {
     signal?.throwIfAborted();
+    const count = await loadTokenizer();
     const lines = previousSummary.split("\n").filter((line) => line.trim() !== "");
     let earlier: Earlier | undefined;
     const first = lines[0];
@@ -158,13 +167,22 @@ export class ExtractiveSummarizer implements Summarizer {
       if (earlier) lines.shift();
     }
     lines.push(...evictedTurns.map(turnLine));
-    const size = () => lines.reduce((n, line) => n + line.length + 1, earlier ? renderEarlier(earlier).length : 0);
+    const tokensOf = new Map<string, number>();
+    const tokens = (line: string) => tokensOf.get(line) ?? tokensOf.set(line, count(line) + 1).get(line) ?? 0;
+    const over = (chars: number, maxTokens: number) => {
+      const head = earlier ? renderEarlier(earlier) : "";
+      const size = lines.reduce((n, line) => n + line.length + 1, head.length);
+      return size > chars || lines.reduce((n, line) => n + tokens(line), head ? tokens(head) : 0) > maxTokens;
+    };
     // Under the cap the new lines are only appended; past it, condensed well below it (hysteresis).
-    const target = size() > this.maxChars ? this.rewriteChars : this.maxChars;
-    while (lines.length > 1 && size() > target) {
+    const rewrite = over(this.maxChars, this.maxTokens);
+    const [chars, maxTokens] = rewrite ? [this.rewriteChars, Math.floor(this.maxTokens / 2)] : [this.maxChars, this.maxTokens];
+    while (lines.length > 1 && over(chars, maxTokens)) {
       const oldest = lines.shift();
       if (oldest !== undefined) earlier = absorb(earlier, oldest);
     }
-    return [...(earlier ? [renderEarlier(earlier)] : []), ...lines].join("\n");
+    const text = [...(earlier ? [renderEarlier(earlier)] : []), ...lines].join("\n");
+    // One line can still be over (a turn's long first sentence in CJK, a long list of files): cut, never over the cap.
+    return shortenHeadTail(text, this.maxTokens, count, SUMMARY_TAIL_SHARE).text;
   }
 }

@@ -23,6 +23,7 @@
 import { notResponsesApiError, streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
 import { mapRecordedStream, type StreamMapper } from "./stream-events.ts";
 import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
+import { reportedTokens } from "./token-count.ts";
 
 type Json = Record<string, unknown>;
 
@@ -33,7 +34,7 @@ function str(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 function count(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  return reportedTokens(value);
 }
 
 /** A chunk's `usage` (and llama.cpp's `timings`, beside it) → valarmind's Usage. */

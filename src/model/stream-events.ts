@@ -10,6 +10,7 @@
  */
 import { notResponsesApiError, streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
 import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
+import { reportedTokens } from "./token-count.ts";
 
 type Json = Record<string, unknown>;
 
@@ -19,9 +20,9 @@ function isObject(value: unknown): value is Json {
 function str(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
-/** A count: a finite number of at least 0, else 0 (a server's junk never becomes NaN or a negative cost). */
+/** A count (token-count.ts), else 0. */
 function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
+  return reportedTokens(value) ?? 0;
 }
 
 /** `usage` of a response object → valarmind's Usage (missing details count as 0). */

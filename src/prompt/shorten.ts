@@ -18,7 +18,12 @@ export interface Shortened {
 const WINDOW_UNITS_PER_TOKEN = 8;
 const WHOLE_UNITS_PER_TOKEN = 64;
 
-export function shortenHeadTail(text: string, maxTokens: number, count: (text: string) => number): Shortened {
+/**
+ * `tailShare`: the part of the cap the tail gets (default a third: a log's errors land at its end,
+ * its start says what it is). A rolling summary, oldest first, keeps more of its tail: its newest
+ * lines are the turns that just left the window, written nowhere else in the prompt.
+ */
+export function shortenHeadTail(text: string, maxTokens: number, count: (text: string) => number, tailShare = 1 / 3): Shortened {
   const cap = Math.max(1, maxTokens);
   const window = cap * WINDOW_UNITS_PER_TOKEN;
   const whole = text.length <= cap * WHOLE_UNITS_PER_TOKEN;
@@ -29,8 +34,8 @@ export function shortenHeadTail(text: string, maxTokens: number, count: (text: s
   const charsPerToken = (whole ? text.length : 2 * window) / Math.max(1, sampleTokens);
   let budget = maxTokens;
   for (let attempt = 0; attempt < 8; attempt++) {
-    const headChars = Math.min(window, Math.floor(((budget * 2) / 3) * charsPerToken));
-    const tailChars = Math.min(window, Math.floor((budget / 3) * charsPerToken));
+    const headChars = Math.min(window, Math.floor(budget * (1 - tailShare) * charsPerToken));
+    const tailChars = Math.min(window, Math.floor(budget * tailShare * charsPerToken));
     const headEnd = lineCut(text, headChars, "head");
     const tailStart = lineCut(text, text.length - tailChars, "tail");
     if (tailStart <= headEnd) break;

@@ -1,6 +1,6 @@
 /** The session's cost figures (src/agent/session-cost.ts): /cost, the status line, the json result. */
 import { describe, expect, test } from "bun:test";
-import { costLines, costShort, priceOf, SessionCost } from "../../src/agent/session-cost.ts";
+import { costLines, formatUsd, priceOf, SessionCost } from "../../src/agent/session-cost.ts";
 
 describe("SessionCost", () => {
   test("sums turn and fold requests; effective input prices a cached token at a tenth", () => {
@@ -40,8 +40,8 @@ describe("SessionCost", () => {
 
   test("/cost and the status line say what they show, and how to get a price", () => {
     const cost = new SessionCost();
-    expect(costLines(cost.figures(), undefined)).toEqual(["no model call yet in this session"]);
-    expect(costShort(cost.figures())).toBe("");
+    expect(costLines(cost.figures(), undefined)).toEqual(["no model call has reported its usage yet in this session (a server that never sends usage shows none)"]);
+    expect(costLines(cost.figures(), undefined, { resumed: true })).toEqual(["no model call has reported its usage yet since this session was resumed (earlier runs are not counted)"]);
     cost.add({ input: 10_000, cached: 8_192, output: 500 }, "turn");
     const lines = costLines(cost.figures(), undefined);
     expect(lines.join("\n")).toContain("10k tokens, 8.2k of them cached (82%)");
@@ -49,6 +49,13 @@ describe("SessionCost", () => {
     expect(lines.at(-1)).toContain('set "prices"');
     const priced = costLines(cost.figures({ input: 1.25, output: 10 }), { input: 1.25, output: 10 });
     expect(priced.at(-1)).toMatch(/^estimate: \$0\.\d{4} at \$1\.25\/M input/);
-    expect(costShort(cost.figures({ input: 1.25, output: 10 }))).toMatch(/^cache 82% · eff 2\.6k · \$0\.\d{4}$/);
+    expect(costLines(cost.figures(), undefined, { resumed: true })[0]).toBe("figures since this session was resumed (earlier runs are not counted)");
+  });
+
+  test("dollars: four decimals under $1, two above; prices as written (0.4 × 0.1 is $0.04/M)", () => {
+    expect([formatUsd(0.0042), formatUsd(0), formatUsd(12.345), formatUsd(Number.POSITIVE_INFINITY)]).toEqual(["$0.0042", "$0.0000", "$12.35", "$?"]);
+    const cost = new SessionCost();
+    cost.add({ input: 1000, cached: 0, output: 10 }, "turn");
+    expect(costLines(cost.figures({ input: 0.4, output: 1.6 }), { input: 0.4, output: 1.6 }).at(-1)).toBe('estimate: $0.0004 at $0.4/M input, $0.04/M cached, $1.6/M output (settings "prices")');
   });
 });

@@ -66,9 +66,10 @@ describe("budget pressure over a 200-turn session", () => {
         const written = await manifests(session);
         const over = written.filter((m) => m.total_tokens > budget).map((m) => `${m.turn}-${m.step} ${m.purpose} ${m.total_tokens}`);
         expect(over).toEqual([]);
-        // Folds whose turns did not fit one summary request were split or had the paste cut, never failed.
+        // Folds whose turns did not fit one summary request were split or had the paste cut, never
+        // failed. At 4500 some do not fit; at 5000 (a summary cut to half its cap leaves more room) all do.
         const summarySteps = written.filter((m) => m.purpose === "summary").flatMap((m) => m.cutoff_steps.map((s) => s.step));
-        expect(summarySteps).toContain("shorten_evicted_turns");
+        if (budget === 4500) expect(summarySteps).toContain("shorten_evicted_turns");
         expect(fallbacks).toEqual([]);
 
         // A ~2.3k paste fits whole once everything else is folded away; a ~3k one is cut head+tail, with a note.

@@ -1,6 +1,7 @@
 /** Pure formatting for the status line, so its figures can be tested without rendering. */
 import type { StatusSnapshot } from "../../agent/front-end-contract.ts";
 import { terminalSafe } from "../terminal-safe-text.ts";
+import { formatUsd } from "../../agent/session-cost.ts";
 
 export function formatTokens(count: number): string {
   if (count < 1000) return String(count);
@@ -57,7 +58,7 @@ export function statusFields(status: StatusSnapshot): StatusFields {
     // The session's cached share once any usage is in (what the cost depends on); else the last request's.
     cached: status.cost && status.cost.requests > 0 ? formatPercent(status.cost.cachedShare) : status.cachedShare === undefined ? "–" : formatPercent(status.cachedShare),
     session: formatTokens(status.sessionTokens),
-    effective: status.cost && status.cost.requests > 0 ? `${formatTokens(Math.round(status.cost.effectiveInput))}${status.cost.usd !== undefined ? ` $${status.cost.usd.toFixed(2)}` : ""}` : "–",
+    effective: status.cost && status.cost.requests > 0 ? `${formatTokens(Math.round(status.cost.effectiveInput))}${status.cost.usd !== undefined ? ` ${formatUsd(status.cost.usd)}` : ""}` : "–",
     approvals: terminalSafe(status.approvals),
     goal: status.goal.trim() === "" ? "(no goal set: /goal TEXT)" : terminalSafe(status.goal),
     now: terminalSafe(status.now.trim()),
