@@ -16,6 +16,7 @@
  */
 import type { Settings } from "../config/settings-schema.ts";
 import { describeError } from "../errors.ts";
+import { describeDelay } from "../model/retry-policy.ts";
 import { ExtractiveSummarizer, SUMMARY_CAP_TOKENS, SUMMARY_TAIL_SHARE, withoutRangeLines, type RollingSummary, type Summarizer } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
 import type { ModelClient, Usage } from "../model/types.ts";
@@ -50,7 +51,16 @@ export interface ModelSummarizerOptions {
   prefix?: PrefixTracker;
   /** The last turn request's input (its memory as now), for a fold request that rides its cache. */
   foldContext?: () => Promise<FoldContext | undefined>;
+  /** How long one fold request may take, retries included, before the offline summarizer folds instead (default FOLD_DEADLINE_MS). */
+  deadlineMs?: number;
 }
+
+/**
+ * A fold runs after the answer, and the next message waits for it: a server that stalls must not
+ * hold the session for the turn requests' own limits (4 attempts × 5 minutes without an event).
+ * Two minutes is several times what a 750-token summary takes to write.
+ */
+export const FOLD_DEADLINE_MS = 120_000;
 
 /** What a cache-riding fold request repeats: the turn request's input, and why the fold happens now. */
 export interface FoldContext {
@@ -184,11 +194,15 @@ export class ModelSummarizer implements Summarizer {
     let text = "";
     let failure: string | undefined;
     let toolCall: string | undefined;
-    for await (const event of this.options.model.stream(built.request, signal)) {
+    const deadlineMs = this.options.deadlineMs ?? FOLD_DEADLINE_MS;
+    const deadline = AbortSignal.timeout(deadlineMs);
+    let completed = false;
+    for await (const event of this.options.model.stream(built.request, signal ? AbortSignal.any([signal, deadline]) : deadline)) {
       if (event.type === "text_delta") text += event.delta;
       // A fold request offers no way to run a tool: an answer that calls one did not write the summary.
       else if (event.type === "tool_call") toolCall ??= event.call.name;
       else if (event.type === "completed") {
+        completed = true;
         text = event.text || text;
         // An answer cut short (an output limit, a filter) lost its last lines: the newest turns'.
         if (event.status === "incomplete") failure = `the answer was cut short${event.incompleteReason ? ` (${event.incompleteReason})` : ""}`;
@@ -203,6 +217,7 @@ export class ModelSummarizer implements Summarizer {
     }
     // Cancelled: the fold is not made (nor made offline), and nothing is told as a failure.
     signal?.throwIfAborted();
+    if (deadline.aborted && !completed) failure = `no summary within ${describeDelay(deadlineMs)}`;
     const parsed = parsePromotions(text);
     // A copy of the block's own "(turns a–b)" line is not a summary.
     let summary = withoutRangeLines(parsed.summary);

@@ -12,8 +12,10 @@
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { AgentEvent } from "../../src/agent/events.ts";
 import type { AgentSession } from "../../src/agent/session.ts";
+import { ModelSummarizer } from "../../src/agent/model-summarizer.ts";
 import { SUMMARY_CAP_TOKENS } from "../../src/memory/summary.ts";
 import { createOpenAIClient } from "../../src/model/openai-client.ts";
 import { exactCounter } from "../../src/prompt/builder.ts";
@@ -32,7 +34,7 @@ import {
   type FakeResponsesServer,
   type RecordedRequest,
 } from "../support/fake-responses-server.ts";
-import { makeGitWorkspace, openAgent, records, recordsOf, runTurn, type TurnResult } from "./support/agent-harness.ts";
+import { makeGitWorkspace, openAgent, records, recordsOf, runTurn, testSettings, type TurnResult } from "./support/agent-harness.ts";
 import { chat, latestRecords, spawnChat } from "./support/cli-chat.ts";
 import { isFoldRequest } from "./support/cost-model.ts";
 
@@ -222,8 +224,9 @@ describe("fold answers the transport delivers badly", () => {
 
 // Note (not a defect here): the fold request uses the turn client's timeouts. A server that accepts
 // the connection and never answers is retried like a turn request ("no response" is transient):
-// 4 attempts × idleTimeoutMs (300 s by default) ≈ 20 minutes in which the settle step holds the
-// REPL (busy) and keeps `chat -p` from exiting after it printed the answer. Here with 150 ms.
+// 4 attempts × idleTimeoutMs (300 s by default) ≈ 20 minutes in which the settle step held the
+// REPL (busy) and kept `chat -p` from exiting after it printed the answer; the fold's own deadline
+// (FOLD_DEADLINE_MS, 2 minutes, next test) now ends that sooner. Here with 150 ms.
 test("a fold server that never answers: given up after the idle timeout (4 attempts), folded offline, the turns go on", async () => {
   let foldTries = 0;
   server.setResponder((body) => (isFoldRequest(body) ? (foldTries++, new Promise<FakeResponse>(() => {})) : textStream(`answer to ${lastUserText(body)}`)));
@@ -235,6 +238,35 @@ test("a fold server that never answers: given up after the idle timeout (4 attem
   expect(notices(results[3]?.events ?? [])).toEqual([expect.stringMatching(/^the summary request failed \(.*no response for.*folded turns 1–2 with the offline summarizer instead$/)]);
   expect(results.map((r) => r.stopReason)).toEqual(results.map(() => "completed"));
   expect(recordsOf(session, "summary").map((r) => r.summarizer)).toEqual(["extractive"]);
+});
+
+// Was: a fold server that keeps the stream open but stalls mid-answer (events, then nothing, under
+// the idle timeout) held the settle step, and with it the next message, for as long as it stalled.
+test("a fold request that stalls mid-answer is given up at its deadline: the offline summarizer folds, the partial answer is not kept", async () => {
+  const { response, gate } = gatedAfter(textStream("PARTIAL summary words that never end"), 4);
+  server.enqueue(response);
+  const root = await makeGitWorkspace();
+  const fallbacks: string[] = [];
+  const summarizer = new ModelSummarizer({
+    model: createOpenAIClient({ apiKey: "sk-test", baseURL: server.baseURL, sleep: async () => {} }),
+    settings: testSettings(),
+    sessionId: "s-deadline",
+    sessionDir: join(root, ".valarmind/sessions/s-deadline"),
+    currentTurn: () => 3,
+    currentSummary: () => undefined,
+    readState: async () => undefined,
+    promote: async () => {},
+    onFallback: (message) => fallbacks.push(message),
+    deadlineMs: 300,
+  });
+  const turnsToFold = [1, 2].map((n) => ({ turn: n, user: `message ${n}`, items: [{ kind: "assistant" as const, text: `answer to message ${n}` }] }));
+  const started = performance.now();
+  const text = await summarizer.summarize("", turnsToFold);
+  expect(performance.now() - started).toBeLessThan(5_000);
+  expect(fallbacks).toEqual([expect.stringMatching(/^the summary request failed \(no summary within 300ms\); folded turns 1–2 with the offline summarizer instead$/)]);
+  expect(text).not.toContain("PARTIAL");
+  expect(text).toContain("T1 user: message 1");
+  gate.release();
 });
 
 describe("promotions and the user's state.json", () => {
