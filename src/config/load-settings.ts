@@ -19,6 +19,11 @@ import { HTTP_URL_PATTERN, SettingsSchema, type PartialSettings, type Settings }
 
 const PartialSchema = { ...SettingsSchema, required: [] as string[] };
 
+/** A bad value as the user wrote it: JSON, but a number JSON cannot hold (1e400 parses to Infinity) as what it became. */
+function shownValue(value: unknown): string {
+  return typeof value === "number" && !Number.isFinite(value) ? `${value}, a number too large to hold` : (JSON.stringify(value) ?? String(value));
+}
+
 export function userConfigPath(): string {
   return join(userConfigDir(), "config.json");
 }
@@ -68,7 +73,7 @@ export function readLayer(file: string): PartialSettings {
   const errors = [...Value.Errors(PartialSchema, parsed)];
   const first = errors[0];
   if (first) {
-    throw new UsageError(`${file}: ${first.path || "/"} ${expected(first)} (got ${JSON.stringify(first.value)})`, {
+    throw new UsageError(`${file}: ${first.path || "/"} ${expected(first)} (got ${shownValue(first.value)})`, {
       hint: "See docs/configuration.md for the settings and their types.",
     });
   }
@@ -200,7 +205,7 @@ export function resolveSettings(root: string, flags: PartialSettings = {}, optio
   } as Settings;
   const first = [...Value.Errors(SettingsSchema, merged)][0];
   if (first) {
-    throw new UsageError(`settings: ${first.path} ${expected(first)} (got ${JSON.stringify(first.value)})`, {
+    throw new UsageError(`settings: ${first.path} ${expected(first)} (got ${shownValue(first.value)})`, {
       hint: "Check the environment variables and flags; docs/configuration.md lists the settings.",
     });
   }

@@ -72,6 +72,16 @@ describe("loadSettings", () => {
     expect(error.message).toContain("/shortBufferTurns");
   });
 
+  test("a number too large for JSON (1e400 parses to Infinity) is shown as such, not as null", () => {
+    mkdirSync(join(userDir, "valarmind"), { recursive: true });
+    const file = join(userDir, "valarmind", "config.json");
+    writeFileSync(file, '{"prices": {"input": 1e400, "output": 1}}');
+    const error = usageError(() => loadSettings(root));
+    expect(error.message).toContain(file);
+    expect(error.message).toContain("/prices/input");
+    expect(error.message).toContain("(got Infinity, a number too large to hold)");
+  });
+
   test("baseURL must be an http(s) URL, in a file as in OPENAI_BASE_URL: the file, the field and an example", () => {
     mkdirSync(join(userDir, "valarmind"), { recursive: true });
     const file = join(userDir, "valarmind", "config.json");
