@@ -248,6 +248,8 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
           columns={columns}
           maxRows={budget.maxEditorRows}
           editorRef={budget.editorRef}
+          maxMenuRows={budget.maxMenuRows}
+          menuRef={budget.menuRef}
         />
       </Box>
       <StatusLine status={status} />

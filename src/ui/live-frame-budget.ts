@@ -10,7 +10,8 @@
  * `measureElement`): the frame's height minus theirs is what the rest takes, whatever the input
  * holds or how the status line wraps. Their "… N more line(s)" line is counted in. The input's
  * text gives way too: a long prompt (one line wraps to many rows) shows at most what the rest of
- * the frame leaves, and half of that beside a streaming block or a diff.
+ * the frame leaves, and half of that beside a streaming block or a diff; the completion menu shows
+ * the choices that leave the input one row.
  *
  * When even that leaves no row for the diff (a short terminal), the approval prompt's list of
  * answers turns compact: only the selected answer, in full, and one line of keys. It stays compact
@@ -22,6 +23,7 @@
  */
 import { measureElement, type DOMElement } from "ink";
 import { useLayoutEffect, useRef, useState, type RefObject } from "react";
+import { MAX_MENU_ROWS } from "./input/completion-menu.tsx";
 import { MAX_EDITOR_ROWS } from "./input/editor-view.tsx";
 
 /** What the rest of the frame (the input's text aside) is assumed to take until it has been measured once. */
@@ -45,8 +47,11 @@ export interface LiveFrameBudget {
   diffRef: RefObject<DOMElement | null>;
   choicesRef: RefObject<DOMElement | null>;
   editorRef: RefObject<DOMElement | null>;
+  menuRef: RefObject<DOMElement | null>;
   /** Rows of the input's text drawn at most (a long prompt scrolls around the cursor). */
   maxEditorRows: number;
+  /** Choices of the completion menu shown at most. */
+  maxMenuRows: number;
   /** The approval prompt shows only the selected answer and a line of keys. */
   compactChoices: boolean;
   /** Lines of the streaming block shown (older ones are summarised in one line). */
@@ -73,6 +78,14 @@ export function editorRows(rows: number, fixedRows: number, sharing: boolean): n
   return Math.max(1, Math.min(MAX_EDITOR_ROWS, share - EDITOR_MORE_ROWS));
 }
 
+/**
+ * Choices of the completion menu: what the rest of the frame leaves (besides the menu itself)
+ * after one row of the input's text and the menu's "N matches" line; at least 1, at most MAX_MENU_ROWS.
+ */
+export function menuRows(rows: number, fixedRowsWithoutMenu: number): number {
+  return Math.max(1, Math.min(MAX_MENU_ROWS, rows - 1 - fixedRowsWithoutMenu - 1 - 1));
+}
+
 /** Whether the full list of answers leaves the diff too little room (or the frame none at all). */
 export function needsCompactChoices(rows: number, otherRows: number, fullChoicesRows: number, diff: boolean): boolean {
   return otherRows + fullChoicesRows + (diff ? MIN_DIFF_ROWS : 0) > rows - 1;
@@ -84,9 +97,10 @@ export function useLiveFrameBudget(rows: number, parts: { text: boolean; approva
   const diffRef = useRef<DOMElement | null>(null);
   const choicesRef = useRef<DOMElement | null>(null);
   const editorRef = useRef<DOMElement | null>(null);
+  const menuRef = useRef<DOMElement | null>(null);
   // What the last render measured: the rows of everything but the streaming block, the diff, the
   // list of answers and the input's text; the list's rows; the input's; whether an approval prompt was there.
-  const [measured, setMeasured] = useState({ other: UNMEASURED_FIXED_ROWS, choices: 0, editor: 1, prompt: false });
+  const [measured, setMeasured] = useState({ other: UNMEASURED_FIXED_ROWS, choices: 0, editor: 1, menu: 0, prompt: false });
   const fullChoicesRows = useRef(UNMEASURED_FULL_CHOICES_ROWS);
   // The rows at which the list turned compact. Compact stays until the prompt goes or the screen
   // grows: the compact prompt's own rows would otherwise argue for the full list again.
@@ -107,8 +121,10 @@ export function useLiveFrameBudget(rows: number, parts: { text: boolean; approva
     const prompt = choicesRef.current !== null;
     if (prompt && !compactChoices) fullChoicesRows.current = choices;
     const editor = height(editorRef);
-    const next = { other: measureElement(frame).height - height(textRef) - height(diffRef) - choices - editor, choices, editor, prompt };
-    setMeasured((previous) => (previous.other === next.other && previous.choices === next.choices && previous.editor === next.editor && previous.prompt === next.prompt ? previous : next));
+    const next = { other: measureElement(frame).height - height(textRef) - height(diffRef) - choices - editor, choices, editor, menu: height(menuRef), prompt };
+    setMeasured((previous) =>
+      previous.other === next.other && previous.choices === next.choices && previous.editor === next.editor && previous.menu === next.menu && previous.prompt === next.prompt ? previous : next,
+    );
   });
   // Right after the prompt appears or changes form, its last measure is stale: count the larger
   // figure so that frame is never the one that overflows.
@@ -120,7 +136,9 @@ export function useLiveFrameBudget(rows: number, parts: { text: boolean; approva
     diffRef,
     choicesRef,
     editorRef,
+    menuRef,
     maxEditorRows: editorRows(rows, fixed + choices, parts.text || parts.diff),
+    maxMenuRows: menuRows(rows, fixed + choices - measured.menu),
     compactChoices,
     maxTextLines: Math.max(0, shares.text - 1),
     maxDiffLines: Math.max(0, shares.diff - 1),

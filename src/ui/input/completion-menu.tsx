@@ -4,17 +4,20 @@ import { terminalSafe, terminalSafeLiteral } from "../terminal-safe-text.ts";
 import { useTheme } from "../theme-context.tsx";
 import type { CompletionItem } from "./completion.ts";
 
-const MAX_ROWS = 6;
+/** Choices shown at most when the screen has room (the live frame's budget may allow fewer). */
+export const MAX_MENU_ROWS = 6;
 
 interface CompletionMenuProps {
   items: readonly CompletionItem[];
   selected: number;
+  maxRows?: number;
 }
 
-export const CompletionMenu = memo(function CompletionMenu({ items, selected }: CompletionMenuProps) {
+export const CompletionMenu = memo(function CompletionMenu({ items, selected, maxRows = MAX_MENU_ROWS }: CompletionMenuProps) {
   const theme = useTheme();
-  const first = Math.max(0, Math.min(selected - MAX_ROWS + 1, items.length - MAX_ROWS));
-  const shown = items.slice(first, first + MAX_ROWS);
+  const limit = Math.max(1, Math.min(MAX_MENU_ROWS, maxRows));
+  const first = Math.max(0, Math.min(selected - limit + 1, items.length - limit));
+  const shown = items.slice(first, first + limit);
   return (
     <Box flexDirection="column" paddingLeft={2}>
       {shown.map((item, index) => {
@@ -29,7 +32,7 @@ export const CompletionMenu = memo(function CompletionMenu({ items, selected }: 
           </Text>
         );
       })}
-      {items.length > MAX_ROWS && <Text>{theme.dim(`  ${items.length} matches · ↑/↓ to choose`)}</Text>}
+      {items.length > limit && <Text wrap="truncate-end">{theme.dim(`  ${items.length} matches · ↑/↓ to choose`)}</Text>}
     </Box>
   );
 });

@@ -70,26 +70,6 @@ export function moveLineEnd(buffer: EditorBuffer): EditorBuffer {
   return { ...buffer, cursor: lineEnd(buffer.text, buffer.cursor) };
 }
 
-/** Moves to the previous line at the same column, or returns undefined on the first line. */
-export function moveUp(buffer: EditorBuffer): EditorBuffer | undefined {
-  const { text, cursor } = buffer;
-  const start = lineStart(text, cursor);
-  if (start === 0) return undefined;
-  const column = cursor - start;
-  const prevStart = lineStart(text, start - 1);
-  return { text, cursor: Math.min(prevStart + column, start - 1) };
-}
-
-/** Moves to the next line at the same column, or returns undefined on the last line. */
-export function moveDown(buffer: EditorBuffer): EditorBuffer | undefined {
-  const { text, cursor } = buffer;
-  const end = lineEnd(text, cursor);
-  if (end === text.length) return undefined;
-  const column = cursor - lineStart(text, cursor);
-  const nextStart = end + 1;
-  return { text, cursor: Math.min(nextStart + column, lineEnd(text, nextStart)) };
-}
-
 export function killToLineStart(buffer: EditorBuffer): EditorBuffer {
   const start = lineStart(buffer.text, buffer.cursor);
   return { text: buffer.text.slice(0, start) + buffer.text.slice(buffer.cursor), cursor: start };

@@ -4,12 +4,10 @@ import { terminalSafeLiteral } from "../terminal-safe-text.ts";
 import type { Theme } from "../theme.ts";
 import { useTheme } from "../theme-context.tsx";
 import type { EditorBuffer } from "./editor-buffer.ts";
-import { cursorRow, rowWindow, wrapRows, type EditorRow } from "./editor-rows.ts";
+import { cursorRow, rowWidth, rowWindow, shownText, wrapRows, type EditorRow } from "./editor-rows.ts";
 
 /** Rows of a long prompt shown around the cursor when the screen has room; the rest is counted, not drawn. */
 export const MAX_EDITOR_ROWS = 8;
-/** Columns a row of text leaves: the "› " or "  " before it, and one for a cursor after its last character. */
-const ROW_MARGIN = 3;
 
 interface EditorViewProps {
   buffer: EditorBuffer;
@@ -25,7 +23,7 @@ interface EditorViewProps {
 
 /** A piece of the prompt as drawn: controls (from a paste, a completed file name) shown, never sent to the terminal. */
 function highlightChips(text: string, chips: readonly string[], theme: Theme): string {
-  let out = terminalSafeLiteral(text);
+  let out = shownText(text);
   for (const chip of chips) out = out.split(chip).join(theme.accent(chip));
   return out;
 }
@@ -37,7 +35,7 @@ function drawRow(text: string, row: EditorRow, cursor: number | undefined, chips
   const column = cursor - row.start;
   const at = shown.codePointAt(column);
   const char = at === undefined ? " " : String.fromCodePoint(at);
-  return highlightChips(shown.slice(0, column), chips, theme) + theme.inverse(terminalSafeLiteral(char)) + highlightChips(shown.slice(column + char.length), chips, theme);
+  return highlightChips(shown.slice(0, column), chips, theme) + theme.inverse(shownText(char)) + highlightChips(shown.slice(column + char.length), chips, theme);
 }
 
 /** The prompt with a block cursor; inverse video stays visible under NO_COLOR. */
@@ -53,7 +51,7 @@ export const EditorView = memo(function EditorView({ buffer, chips, placeholder,
       </Text>
     );
   }
-  const rows = wrapRows(buffer.text, columns - ROW_MARGIN);
+  const rows = wrapRows(buffer.text, rowWidth(columns), chips);
   const cursorAt = cursorRow(rows, buffer.cursor);
   const view = rowWindow(rows, cursorAt, maxRows);
   const drawn = rows.slice(view.first, view.first + view.shown).map((row, index) => {
@@ -62,9 +60,9 @@ export const EditorView = memo(function EditorView({ buffer, chips, placeholder,
   });
   return (
     <Box flexDirection="column">
-      {view.above > 0 && <Text>{theme.dim(`  … ${view.above} line(s) above`)}</Text>}
+      {view.above > 0 && <Text wrap="truncate-end">{theme.dim(`  … ${view.above} line(s) above`)}</Text>}
       <Text>{drawn.join("\n")}</Text>
-      {view.below > 0 && <Text>{theme.dim(`  … ${view.below} line(s) below`)}</Text>}
+      {view.below > 0 && <Text wrap="truncate-end">{theme.dim(`  … ${view.below} line(s) below`)}</Text>}
     </Box>
   );
 });

@@ -6,6 +6,7 @@ import { applyCompletion, completionContext } from "./completion.ts";
 import { CompletionMenu } from "./completion-menu.tsx";
 import * as edit from "./editor-buffer.ts";
 import { EditorView } from "./editor-view.tsx";
+import { moveByRow, rowWidth } from "./editor-rows.ts";
 import { keyAction, type EditorCommand } from "./key-action.ts";
 import { addChip, chipEndingAt, expandChips, shouldChip, type PasteStore } from "./paste-chips.ts";
 import { historyCursor, historyNext, historyPrevious, historyPush, type HistoryCursor } from "./prompt-history.ts";
@@ -36,6 +37,9 @@ export interface PromptInputProps {
   maxRows?: number;
   /** Measured by the live frame's budget. */
   editorRef?: RefObject<DOMElement | null>;
+  /** The completion menu's choices shown at most, and its box (measured by the budget too). */
+  maxMenuRows?: number;
+  menuRef?: RefObject<DOMElement | null>;
 }
 
 const PLACEHOLDER = "Ask anything · / for commands · @ for files";
@@ -137,13 +141,13 @@ export function PromptInput(props: PromptInputProps) {
         return setBuffer(edit.moveLineEnd(buffer));
       case "up": {
         if (menu.open) return update({ selected: Math.max(0, s.selected - 1) });
-        const moved = edit.moveUp(buffer);
-        return moved ? setBuffer(moved) : browseHistory("up");
+        const moved = moveByRow(buffer.text, buffer.cursor, rowWidth(props.columns), -1, [...pastes.keys()]);
+        return moved !== undefined ? setBuffer({ text: buffer.text, cursor: moved }) : browseHistory("up");
       }
       case "down": {
         if (menu.open) return update({ selected: Math.min(completion.items.length - 1, s.selected + 1) });
-        const moved = edit.moveDown(buffer);
-        return moved ? setBuffer(moved) : browseHistory("down");
+        const moved = moveByRow(buffer.text, buffer.cursor, rowWidth(props.columns), 1, [...pastes.keys()]);
+        return moved !== undefined ? setBuffer({ text: buffer.text, cursor: moved }) : browseHistory("down");
       }
       case "kill_start":
         return setBuffer(edit.killToLineStart(buffer));
@@ -195,7 +199,9 @@ export function PromptInput(props: PromptInputProps) {
         />
       </Box>
       {menu.open && (
-        <CompletionMenu items={completion.items} selected={Math.min(state.selected, completion.items.length - 1)} />
+        <Box ref={props.menuRef} flexDirection="column">
+          <CompletionMenu items={completion.items} selected={Math.min(state.selected, completion.items.length - 1)} {...(props.maxMenuRows !== undefined && { maxRows: props.maxMenuRows })} />
+        </Box>
       )}
       {props.hint !== undefined && <Text>{theme.dim(props.hint)}</Text>}
     </Box>

@@ -17,15 +17,6 @@ describe("editor buffer", () => {
     expect(edit.moveLeft(b).cursor).toBe(1);
   });
 
-  test("up and down keep the column and report the edges", () => {
-    const b = { text: "abcd\nxy\nlonger", cursor: 3 };
-    expect(edit.moveUp(b)).toBeUndefined();
-    const down = edit.moveDown(b);
-    expect(down).toEqual({ text: b.text, cursor: 7 });
-    expect(edit.moveDown(down ?? b)?.cursor).toBe(10);
-    expect(edit.moveDown({ text: b.text, cursor: 12 })).toBeUndefined();
-  });
-
   test("line kills and word delete", () => {
     const b = { text: "one two three", cursor: 8 };
     expect(edit.killToLineStart(b)).toEqual({ text: "three", cursor: 0 });

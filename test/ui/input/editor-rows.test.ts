@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import stringWidth from "string-width";
-import { cursorRow, rowWindow, wrapRows } from "../../../src/ui/input/editor-rows.ts";
+import { cursorRow, moveByRow, rowWindow, wrapRows } from "../../../src/ui/input/editor-rows.ts";
 import { editorRows } from "../../../src/ui/live-frame-budget.ts";
 import { MAX_EDITOR_ROWS } from "../../../src/ui/input/editor-view.tsx";
 
@@ -62,6 +62,33 @@ describe("cursorRow and rowWindow", () => {
     expect(middle.first + middle.shown).toBeGreaterThan(10);
     expect(rowWindow(many, 3, 0).shown).toBe(1);
     expect(rowWindow(rows, 1, 8)).toEqual({ first: 0, shown: 3, above: 0, below: 0 });
+  });
+});
+
+describe("moveByRow (Up and Down)", () => {
+  test("between lines: the same column where the line is long enough, else its end; undefined at the edges", () => {
+    const text = "abcd\nxy\nlonger";
+    expect(moveByRow(text, 3, 20, -1)).toBeUndefined();
+    expect(moveByRow(text, 3, 20, 1)).toBe(7);
+    expect(moveByRow(text, 7, 20, 1)).toBe(10);
+    expect(moveByRow(text, 12, 20, 1)).toBeUndefined();
+  });
+
+  test("within one long line wrapped to rows: one drawn row, not the whole line", () => {
+    const text = "alpha beta gamma delta epsilon"; // rows at 12: [0,11) [11,23) [23,30)
+    expect(moveByRow(text, text.length, 12, -1)).toBe(18);
+    expect(moveByRow(text, 18, 12, -1)).toBe(7);
+    expect(moveByRow(text, 7, 12, -1)).toBeUndefined();
+    // Down from the end of a wrapped row's text stays on the row below, before its break.
+    expect(moveByRow(text, 10, 12, 1)).toBe(21);
+  });
+
+  test("never lands inside a character: an emoji line above, wide characters counted by cells", () => {
+    const text = "😀😀😀\nabc";
+    const up = moveByRow(text, text.length, 20, -1) ?? -1;
+    // Column 3 falls inside the second emoji (cells 2–3): the cursor goes before it, not between its halves.
+    expect(up).toBe(2);
+    expect(text.slice(0, up)).toBe("😀");
   });
 });
 
