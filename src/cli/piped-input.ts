@@ -65,6 +65,8 @@ function decode(bytes: Uint8Array, what: string): string {
  * read however long it takes. `what` names the input in errors ("-p -: standard input").
  */
 export async function readStdin(what: string, options: { firstByteWaitMs?: number } = {}): Promise<StdinRead> {
+  // `< somedir` opens fine and fails on the first read, with a stack trace from deep in the runtime.
+  if (stdinIsDirectory()) throw new UsageError(`${what}: standard input is a directory, not text`, { hint: "Redirect a file (< notes.txt) or pipe text in (cat notes.txt | …)." });
   const reader = Bun.stdin.stream().getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -104,4 +106,12 @@ export async function readStdin(what: string, options: { firstByteWaitMs?: numbe
     at += chunk.byteLength;
   }
   return { kind: "text", text: decode(bytes, what) };
+}
+
+function stdinIsDirectory(): boolean {
+  try {
+    return fstatSync(0).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -238,6 +238,8 @@ async function reportingResult(format: OutputFormat, body: (run: HeadlessRun) =>
   const run: HeadlessRun = { format, results: format === "json" ? createResultCollector() : undefined, sessionId: undefined, failure: undefined };
   const printResult = (exitCode: number): void => {
     if (!run.results) return;
+    // Decided before the write: a reader gone by now (EPIPE) ends the run with this code.
+    process.exitCode = exitCode;
     const end = { exitCode, sessionId: run.sessionId, durationMs: performance.now() - started, ...(run.prices && { prices: run.prices }) };
     process.stdout.write(`${jsonForTerminal(run.results.finish(run.failure ? { ...end, failure: run.failure } : end))}\n`);
   };
@@ -287,13 +289,16 @@ async function runHeadless(
   const settings = loaded.settings;
   const printer = headlessPrinter(opts, run);
   // A reader that went away (`| head -n 1`): nothing more is printed, but the turn runs to its end
-  // and is recorded (the answer is paid for; `sessions show` has it), then exit 0.
+  // and is recorded (the answer is paid for; `sessions show` has it); the exit code is the
+  // turn's. A stdout that could not be written (a full disk) makes it 1.
   let readerGone = false;
+  let writeFailed = false;
   const print: typeof printer = (event) => {
     if (!readerGone) printer(event);
   };
-  onStdoutClosed(() => {
+  onStdoutClosed((failed) => {
     readerGone = true;
+    writeFailed ||= failed;
   });
 
   // SIGTERM and SIGHUP (a closed terminal, a supervisor stopping us) end the turn like Ctrl+C.
@@ -370,7 +375,6 @@ async function runHeadless(
     onStdoutClosed(undefined);
     await mcp.close();
   }
-  if (readerGone && endedBy === undefined) return 0;
   if (endedBy !== undefined) {
     run.failure = { kind: "aborted", message: `interrupted by ${endedBy}` };
     return SIGNAL_EXIT_CODES[endedBy];
@@ -378,5 +382,6 @@ async function runHeadless(
   if (stopReason === "aborted") return EXIT_INTERRUPTED;
   // A budget (--budget, MAX_CONTEXT_TOKENS) too small for what must be sent is a configuration problem.
   if (overBudget && stopReason === "error") return 2;
+  if (writeFailed) return 1;
   return stopReason === "completed" || stopReason === "incomplete" ? 0 : 1;
 }
