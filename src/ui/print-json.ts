@@ -14,10 +14,12 @@ export function eventToJsonLine(event: AgentEvent): string {
 /**
  * JSON.stringify, with DEL, C1 controls (U+0080–U+009F, among them the one-byte CSI) and bidi
  * controls written as \uXXXX escapes too: JSON.stringify escapes only C0, and a line of JSON is
- * often read in a terminal. The value parses back identical.
+ * often read in a terminal. So are U+2028 and U+2029: valid in JSON, but line breaks to readers
+ * that split lines on them (Python's str.splitlines), which would cut one event in two. The value
+ * parses back identical.
  */
 export function jsonForTerminal(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 export function createJsonPrinter(write: (line: string) => void): (event: AgentEvent) => void {

@@ -28,4 +28,12 @@ describe("eventToJsonLine", () => {
   test("the version comes first on every line, so `head -c` or a line reader sees it before the event", () => {
     expect(eventToJsonLine({ type: "text_delta", delta: "hi" })).toBe('{"v":1,"type":"text_delta","delta":"hi"}');
   });
+
+  test("U+2028 and U+2029 are escaped: a reader splitting lines on them (Python's splitlines) still gets one event per line", () => {
+    const delta = "one\u2028two\u2029three";
+    const line = eventToJsonLine({ type: "text_delta", delta });
+    expect(line).toBe('{"v":1,"type":"text_delta","delta":"one\\u2028two\\u2029three"}');
+    expect(line.split(/[\n\u2028\u2029]/)).toHaveLength(1);
+    expect((JSON.parse(line) as { delta: string }).delta).toBe(delta);
+  });
 });
