@@ -88,10 +88,14 @@ export function deleteWordBackward(buffer: EditorBuffer): EditorBuffer {
   return size === 0 ? deleteBackward(buffer) : deleteBackward(buffer, size);
 }
 
-export function isOnFirstLine(buffer: EditorBuffer): boolean {
-  return lineStart(buffer.text, buffer.cursor) === 0;
+/** To the start of the word before the cursor (over the spaces before it), like readline's Alt+B. */
+export function moveWordLeft(buffer: EditorBuffer): EditorBuffer {
+  const match = /\S*\s*$/.exec(buffer.text.slice(0, buffer.cursor));
+  return { text: buffer.text, cursor: buffer.cursor - (match?.[0].length ?? 0) };
 }
 
-export function isOnLastLine(buffer: EditorBuffer): boolean {
-  return lineEnd(buffer.text, buffer.cursor) === buffer.text.length;
+/** To the end of the word after the cursor (over the spaces before it), like readline's Alt+F. */
+export function moveWordRight(buffer: EditorBuffer): EditorBuffer {
+  const match = /^\s*\S*/.exec(buffer.text.slice(buffer.cursor));
+  return { text: buffer.text, cursor: buffer.cursor + (match?.[0].length ?? 0) };
 }

@@ -15,6 +15,8 @@ export type EditorCommand =
   | { type: "delete" }
   | { type: "left" }
   | { type: "right" }
+  | { type: "word_left" }
+  | { type: "word_right" }
   | { type: "home" }
   | { type: "end" }
   | { type: "up" }
@@ -54,11 +56,14 @@ export function keyAction(input: string, key: Key): EditorCommand {
   if (key.delete) return { type: "delete" };
   if (key.upArrow) return { type: "up" };
   if (key.downArrow) return { type: "down" };
-  if (key.leftArrow) return { type: "left" };
-  if (key.rightArrow) return { type: "right" };
+  // Ctrl+←/→ and Alt+←/→ move by word, as in most terminals' shells.
+  if (key.leftArrow) return key.ctrl || key.meta ? { type: "word_left" } : { type: "left" };
+  if (key.rightArrow) return key.ctrl || key.meta ? { type: "word_right" } : { type: "right" };
   if (key.home) return { type: "home" };
   if (key.end) return { type: "end" };
   if (key.ctrl) return CTRL_BINDINGS[input.toLowerCase()] ?? { type: "ignore" };
+  // Alt+B / Alt+F: readline's word moves.
+  if (key.meta && (input === "b" || input === "f")) return { type: input === "b" ? "word_left" : "word_right" };
   if (key.meta || key.pageUp || key.pageDown || input === "") return { type: "ignore" };
   if (input.length > 1 && /[\u0000-\u0008\u000a-\u001f\u007f]/.test(input)) {
     return { type: "sequence", commands: splitKeys(input) };

@@ -135,6 +135,10 @@ export function PromptInput(props: PromptInputProps) {
         return setBuffer(edit.moveLeft(buffer));
       case "right":
         return setBuffer(edit.moveRight(buffer));
+      case "word_left":
+        return setBuffer(edit.moveWordLeft(buffer));
+      case "word_right":
+        return setBuffer(edit.moveWordRight(buffer));
       case "home":
         return setBuffer(edit.moveLineStart(buffer));
       case "end":

@@ -17,6 +17,16 @@ describe("editor buffer", () => {
     expect(edit.moveLeft(b).cursor).toBe(1);
   });
 
+  test("word moves skip the spaces, then the word, like readline", () => {
+    const b = { text: "one two  three", cursor: 9 };
+    expect(edit.moveWordLeft(b).cursor).toBe(4);
+    expect(edit.moveWordLeft({ ...b, cursor: 4 }).cursor).toBe(0);
+    expect(edit.moveWordLeft({ ...b, cursor: 0 }).cursor).toBe(0);
+    expect(edit.moveWordRight({ ...b, cursor: 3 }).cursor).toBe(7);
+    expect(edit.moveWordRight({ ...b, cursor: 7 }).cursor).toBe(14);
+    expect(edit.moveWordRight({ ...b, cursor: 14 }).cursor).toBe(14);
+  });
+
   test("line kills and word delete", () => {
     const b = { text: "one two three", cursor: 8 };
     expect(edit.killToLineStart(b)).toEqual({ text: "three", cursor: 0 });

@@ -26,6 +26,15 @@ const none: Key = {
 };
 
 describe("keyAction", () => {
+  test("word moves: Alt+B / Alt+F, Ctrl+← / →, Alt+← / →; plain arrows move one character", () => {
+    expect(keyAction("b", { ...none, meta: true })).toEqual({ type: "word_left" });
+    expect(keyAction("f", { ...none, meta: true })).toEqual({ type: "word_right" });
+    expect(keyAction("", { ...none, leftArrow: true, ctrl: true })).toEqual({ type: "word_left" });
+    expect(keyAction("", { ...none, rightArrow: true, meta: true })).toEqual({ type: "word_right" });
+    expect(keyAction("", { ...none, leftArrow: true })).toEqual({ type: "left" });
+    expect(keyAction("x", { ...none, meta: true })).toEqual({ type: "ignore" });
+  });
+
   test("Enter sends; Alt+Enter, Shift+Enter and Ctrl+J add a line", () => {
     expect(keyAction("\r", { ...none, return: true })).toEqual({ type: "submit" });
     expect(keyAction("\r", { ...none, return: true, meta: true })).toEqual({ type: "newline" });
