@@ -13,6 +13,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Value, type ValueError } from "@sinclair/typebox/value";
 import { describeError, UsageError } from "../errors.ts";
+import { withoutCredentials } from "../secrets/url-credentials.ts";
 import { mcpConfigProblem, mergeMcpServers } from "../mcp/mcp-config.ts";
 import { userConfigDir, userConfigFileShown } from "./user-config-dir.ts";
 import { HTTP_URL_PATTERN, SettingsSchema, type PartialSettings, type Settings } from "./settings-schema.ts";
@@ -21,7 +22,9 @@ const PartialSchema = { ...SettingsSchema, required: [] as string[] };
 
 /** A bad value as the user wrote it: JSON, but a number JSON cannot hold (1e400 parses to Infinity) as what it became. */
 function shownValue(value: unknown): string {
-  return typeof value === "number" && !Number.isFinite(value) ? `${value}, a number too large to hold` : (JSON.stringify(value) ?? String(value));
+  if (typeof value === "number" && !Number.isFinite(value)) return `${value}, a number too large to hold`;
+  // A URL's password (a store or server URL) is never echoed.
+  return withoutCredentials(JSON.stringify(value) ?? String(value));
 }
 
 export function userConfigPath(): string {
@@ -112,7 +115,7 @@ function envLayer(): PartialSettings {
   }
   const base = process.env.OPENAI_BASE_URL;
   if (base && !/^https?:$/.test(URL.parse(base)?.protocol ?? "")) {
-    throw new UsageError(`environment variable OPENAI_BASE_URL=${JSON.stringify(base)} is not an http(s) URL`, {
+    throw new UsageError(`environment variable OPENAI_BASE_URL=${shownValue(base)} is not an http(s) URL`, {
       hint: "Set OPENAI_BASE_URL to the server's API root, e.g. http://127.0.0.1:8787/v1, or unset it for api.openai.com.",
     });
   }
@@ -124,7 +127,7 @@ function envLayer(): PartialSettings {
   if (first) {
     const key = first.path.split("/")[1] ?? "";
     const name = ENV_SETTINGS.find(([, k]) => k === key)?.[0] ?? { maxContextTokens: "MAX_CONTEXT_TOKENS", shortBufferTurns: "SHORT_BUFFER_TURNS" }[key] ?? key;
-    throw new UsageError(`environment variable ${name}=${JSON.stringify(first.value)} (setting ${key}): ${expected(first)}`, {
+    throw new UsageError(`environment variable ${name}=${shownValue(first.value)} (setting ${key}): ${expected(first)}`, {
       hint: `Set ${name} to an allowed value, or unset it; docs/configuration.md lists the settings.`,
     });
   }

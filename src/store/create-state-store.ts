@@ -11,6 +11,7 @@ import { storedTrust } from "../config/folder-trust.ts";
 import { projectConfigPath, readLayer, userConfigPath } from "../config/load-settings.ts";
 import { UsageError } from "../errors.ts";
 import { displayRedisUrl } from "./redis-connection.ts";
+import { withoutCredentials } from "../secrets/url-credentials.ts";
 import { FileStateStore, type ReadResult, type StateMutation, type StateStore, type UpdateResult } from "../state/store.ts";
 import type { RedisStateStore, RedisStateStoreOptions } from "./redis-state-store.ts";
 
@@ -23,7 +24,7 @@ export function resolveStoreChoice(root: string, env: Readonly<Record<string, st
   const user = readLayer(userConfigPath());
   const fromEnv = env.VALARMIND_STORE;
   if (fromEnv !== undefined && fromEnv !== "" && !STORE_VALUE.test(fromEnv)) {
-    throw new UsageError(`environment variable VALARMIND_STORE=${JSON.stringify(fromEnv)} is neither "file" nor a redis:// or rediss:// URL`, {
+    throw new UsageError(`environment variable VALARMIND_STORE=${JSON.stringify(withoutCredentials(fromEnv))} is neither "file" nor a redis:// or rediss:// URL`, {
       hint: "Set VALARMIND_STORE=file or VALARMIND_STORE=redis://host:6379/0, or unset it.",
     });
   }

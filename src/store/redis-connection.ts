@@ -20,7 +20,7 @@ export class StoreUnreachableError extends ValarmindError {
   readonly url: string;
   constructor(url: string, cause: unknown, whatHappened: string) {
     super(`cannot reach the state store ${displayRedisUrl(url)} (${describeError(cause)}); ${whatHappened}`, {
-      hint: "Start the server or check the URL (setting 'store' or VALARMIND_STORE); 'VALARMIND_STORE=file' works from the local file meanwhile.",
+      hint: "Start the server or check the URL (setting 'store' or VALARMIND_STORE): a wrong password, or rediss:// to a server without TLS, shows as a closed connection too. 'VALARMIND_STORE=file' works from the local file meanwhile.",
       cause,
     });
     this.name = "StoreUnreachableError";

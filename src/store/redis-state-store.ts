@@ -9,7 +9,9 @@
  *   lock expired mid-change cannot overwrite a newer state;
  * - every state read or written is also written to `.valarmind/memory/state.json`, the local copy:
  *   when the server cannot be reached, reads use it (marked stale in a notice) and writes fail
- *   (exit 1) without touching it.
+ *   (exit 1) without touching it; when the server holds no state for the project (a workspace
+ *   switched from the file store, a server that lost its data), the shared state starts from it;
+ * - a command the server refuses (ACL, maxmemory, a replica) is an error naming the server and key.
  * Keys: `valarmind:{<namespace>}:state` (the JSON text), `:version` (an integer, +1 per write),
  * `:lock`, `:corrupt:<time>`. The braces keep them in one Redis Cluster slot for the scripts.
  */
@@ -140,7 +142,7 @@ export class RedisStateStore implements StateStore {
         await this.cacheLocally(loaded.raw, read.notices);
         return read;
       }
-      if (loaded.kind === "missing") return { state: emptyState(this.clock()), source: "missing", notices: [] };
+      if (loaded.kind === "missing") return this.missingOnServer(keys);
       if (!mode.recover) {
         const problem = `${displayRedisUrl(this.url)}: the value of ${keys.state} is ${loaded.reason}`;
         const notice = `${problem}\n  It was left as it is and an empty state is used. Fix it, or make any change (valarmind state …, valarmind chat) to keep it aside as ${keys.prefix}:corrupt:<time> and start fresh.`;
@@ -150,7 +152,7 @@ export class RedisStateStore implements StateStore {
       try {
         const again = this.parse(await this.fetch(client, keys), keys);
         if (again.kind === "ok") return this.readOk(again, keys);
-        if (again.kind === "missing") return { state: emptyState(this.clock()), source: "missing", notices: [] };
+        if (again.kind === "missing") return this.missingOnServer(keys);
         return { state: emptyState(this.clock()), source: "recovered", notices: [await this.moveAside(client, keys, again)] };
       } finally {
         await this.release(lock);
@@ -161,6 +163,7 @@ export class RedisStateStore implements StateStore {
         if (mode.fallback) return this.readLocalCopy(lost);
         throw lost;
       }
+      if (!(error instanceof ValarmindError)) throw this.refused(error, keys, unchanged);
       throw error;
     } finally {
       client.close();
@@ -205,7 +208,11 @@ export class RedisStateStore implements StateStore {
           for (const at of loaded.repaired) notices.push(`${keys.state}: ${at}: a lone UTF-16 surrogate (not text) was written as U+FFFD`);
         } else {
           if (loaded.kind === "bad") notices.push(await this.moveAside(client, keys, loaded));
-          current = emptyState(this.clock());
+          // Nothing on the server: a workspace switched from the file store, or a server that lost
+          // its data. The local copy's state is where the shared one starts, not an empty one.
+          const seed = loaded.kind === "missing" ? await this.localSeed() : undefined;
+          if (seed) notices.push(`${where} held no state for this project (${keys.state}); it starts from the local copy ${this.paths.stateJson} (last changed ${seed.state.updated_at})`);
+          current = seed?.state ?? emptyState(this.clock());
         }
         const result = mutate(current);
         const { state, change } = "change" in result ? result : { state: result, change: "state replaced" };
@@ -233,6 +240,7 @@ export class RedisStateStore implements StateStore {
         const what = sent ? `the change may or may not have reached it; the local copy ${this.paths.stateJson} was not changed (check with 'valarmind state show')` : unchanged;
         throw new StoreUnreachableError(this.url, error, what);
       }
+      if (!(error instanceof ValarmindError)) throw this.refused(error, keys, sent ? `the change may not have been written; the local copy ${this.paths.stateJson} was not changed (check with 'valarmind state show')` : unchanged);
       throw error;
     } finally {
       client.close();
@@ -242,6 +250,29 @@ export class RedisStateStore implements StateStore {
   async ensure(): Promise<{ created: boolean; notices: string[] }> {
     const result = await this.update((s) => s);
     return { created: result.written, notices: result.notices };
+  }
+
+  /** The server answered with an error (ACL NOPERM, OOM under maxmemory, READONLY on a replica, MISCONF). */
+  private refused(error: unknown, keys: StateKeys, whatHappened: string): ValarmindError {
+    return new ValarmindError(`the state store ${displayRedisUrl(this.url)} refused a command on ${keys.state} (${describeError(error)}); ${whatHappened}`, {
+      hint: "Check the server: the user's rights (valarmind runs GET, SET, EVAL, RENAMENX and DEL on its valarmind:* keys), its maxmemory, or whether it is a read-only replica.",
+      cause: error,
+    });
+  }
+
+  /** The local copy's state when it holds a valid one (never for `store push/pull`, where the file is the other side). */
+  private async localSeed(): Promise<ReadResult | undefined> {
+    if (this.options.keepLocalCopy === false) return undefined;
+    const local = await new FileStateStore(this.paths, { migrations: this.options.migrations ?? STATE_MIGRATIONS }).read();
+    return local.source === "file" || local.source === "migrated" ? local : undefined;
+  }
+
+  /** The server has no state for this project: the local copy if it holds one (the next change writes it there), said in a notice; else none yet. */
+  private async missingOnServer(keys: StateKeys): Promise<ReadResult> {
+    const seed = await this.localSeed();
+    if (!seed) return { state: emptyState(this.clock()), source: "missing", notices: [] };
+    const notice = `${displayRedisUrl(this.url)} holds no state for this project (${keys.state}); using the local copy ${this.paths.stateJson} (last changed ${seed.state.updated_at}), which the next change writes to the server`;
+    return { ...seed, notices: [notice, ...seed.notices] };
   }
 
   private async fetch(client: RedisClient, keys: StateKeys): Promise<Fetched> {

@@ -6,6 +6,7 @@
 import { userConfigFileShown } from "../config/user-config-dir.ts";
 import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../config/paths.ts";
 import { UsageError, ValarmindError } from "../errors.ts";
+import { emptyState } from "../state/empty-state.ts";
 import type { WorkingState } from "../state/schema.ts";
 import { FileStateStore, type ReadResult, type StateStore } from "../state/store.ts";
 import { resolveStoreChoice } from "./create-state-store.ts";
@@ -50,10 +51,12 @@ function requireReadable(read: ReadResult, what: string): WorkingState {
 /** Copies `source` over `target` under the target's lock; returns the line to print. */
 async function copyState(source: WorkingState, target: StateStore, names: { from: string; to: string }, force: boolean): Promise<string> {
   let differences: string[] = [];
-  const fresh = (await target.read()).source === "missing";
   const result = await target.update((current) => {
     differences = describeStateChanges(current, source);
     if (differences.length === 0) return { state: current, change: "" };
+    // Decided here, under the target's lock, from what it holds now: a state written since a
+    // first look is not "fresh" and is not overwritten without --force.
+    const fresh = describeStateChanges(emptyState(new Date()), current).length === 0;
     const newer = current.updated_at > source.updated_at;
     if (!force && !fresh) {
       throw new ValarmindError(

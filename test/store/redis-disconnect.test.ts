@@ -28,7 +28,7 @@ import { REDIS_BINARY, redisCommand, startRedis, type RedisServer } from "./redi
 const at = new Date("2026-03-01T08:00:00.000Z");
 /** Short, so that a lock left behind by a change cut off with the server does not slow the next one. */
 const LOCK_TTL_MS = 1_000;
-const HINT = "Start the server or check the URL (setting 'store' or VALARMIND_STORE); 'VALARMIND_STORE=file' works from the local file meanwhile.";
+const HINT = "Start the server or check the URL (setting 'store' or VALARMIND_STORE): a wrong password, or rediss:// to a server without TLS, shows as a closed connection too. 'VALARMIND_STORE=file' works from the local file meanwhile.";
 
 const servers = new Set<RedisServer>();
 const relays = new Set<Relay>();
