@@ -267,7 +267,7 @@ export function parseStateText(raw: string, file: string, migrations: readonly M
   if (outcome.kind === "newer") {
     throw new UsageError(
       `${file} was written by a newer valarmind (schema_version ${outcome.version}; this one reads up to ${STATE_SCHEMA_VERSION})`,
-      { hint: "Upgrade valarmind to read it. The file was left untouched." },
+      { hint: `Upgrade valarmind to read it. ${file} was left untouched.` },
     );
   }
   if (outcome.kind === "unreadable") return { kind: "bad", raw, reason: outcome.reason };

@@ -1,7 +1,7 @@
 /**
  * Audit of the shared (Redis/Valkey) state store from a user's side, against a real redis-server on
- * loopback (test/store/redis-server.ts; skipped without redis-server). Passing tests document what
- * holds; each failing test is a defect (see the comment above it).
+ * loopback (test/store/redis-server.ts; skipped without redis-server). Written as a fault-finding
+ * pass; a comment marked "Was" says what a fixed defect did.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
