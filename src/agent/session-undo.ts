@@ -4,7 +4,7 @@
  * window and working set hold of them is no longer what is on disk.
  */
 import type { WorkspacePaths } from "../config/paths.ts";
-import { undoTurn, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
+import { recordUndo, undoTurn, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
 import { readSession, type SessionTranscript } from "../session/transcript.ts";
 
@@ -19,8 +19,10 @@ export interface SessionUndoContext {
 export async function undoInSession(ctx: SessionUndoContext, action: UndoAction, force: boolean): Promise<UndoOutcome> {
   const { transcript } = ctx;
   const outcome = await undoTurn({ action, root: ctx.root, paths: ctx.paths, sessionId: ctx.sessionId, records: readSession(transcript.file).records, force });
-  transcript.append(outcome.record);
-  transcript.sync();
+  await recordUndo(outcome, (record) => {
+    transcript.append(record);
+    transcript.sync();
+  });
   ctx.memory.noteRewind({ kind: action, of_turn: outcome.turn, files: outcome.files.map((file) => file.path) });
   return outcome;
 }

@@ -25,8 +25,8 @@ export const CHECKPOINT_MAX_BYTES = 16 * 1024 * 1024;
 export type CurrentFile =
   | { kind: "missing"; state: FileState }
   | { kind: "file"; bytes: Buffer; state: Extract<FileState, { exists: true }> }
-  /** Something undo must not touch: a directory, a symlink, a path that leaves the workspace or enters .git/. */
-  | { kind: "unusable"; problem: string };
+  /** Something undo must not touch: a directory, a symlink, a path that leaves the workspace or enters .git/; or a file grown past what undo reads. */
+  | { kind: "unusable"; problem: string; hint?: string };
 
 export function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -45,6 +45,14 @@ export async function readCurrentFile(root: string, rel: string): Promise<Curren
     throw error;
   }
   const read = await readConfined(join(root, rel), rel, CHECKPOINT_MAX_BYTES);
+  if (!read.ok && read.reason === "too_large") {
+    // Bigger than any state a checkpoint holds: changed since the turn, and too big to hold in memory to put back.
+    return {
+      kind: "unusable",
+      problem: `${rel} was changed since and is now ${read.size ?? "over"} bytes, more than undo handles (${CHECKPOINT_MAX_BYTES} bytes)`,
+      hint: `Move or remove ${rel} yourself (keep a copy if you need it), then try again: undo then restores it.`,
+    };
+  }
   if (!read.ok) return read.reason === "missing" ? { kind: "missing", state: { exists: false } } : { kind: "unusable", problem: read.problem };
   return { kind: "file", bytes: read.bytes, state: { exists: true, sha256: sha256(read.bytes), size: read.bytes.byteLength, mode: read.mode } };
 }

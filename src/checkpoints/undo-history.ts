@@ -12,10 +12,11 @@ export interface UndoHistory {
   /** The turn `redo` gives back next is the last. */
   redoStack: readonly number[];
   /**
-   * Sessions this one was forked from, nearest first: a fork starts with their finished turns,
-   * whose checkpoints stayed under the old session's id.
+   * Sessions this one was forked from, nearest first, each with the last turn the fork copied from
+   * it: a fork starts with their finished turns, whose checkpoints stayed under the old session's
+   * id; the parent's later turns are not the fork's.
    */
-  forkedFrom: readonly string[];
+  forkedFrom: ReadonlyArray<{ id: string; throughTurn: number }>;
 }
 
 const SESSION_ID = /^[a-z0-9]{4,32}$/;
@@ -24,7 +25,7 @@ export function undoHistory(records: readonly TranscriptRecord[]): UndoHistory {
   const turns: number[] = [];
   const undone = new Set<number>();
   let redoStack: number[] = [];
-  const forkedFrom: string[] = [];
+  const forkedFrom: Array<{ id: string; throughTurn: number }> = [];
   for (const record of records) {
     switch (record.kind) {
       case "user":
@@ -42,7 +43,7 @@ export function undoHistory(records: readonly TranscriptRecord[]): UndoHistory {
       case "note": {
         // session-fork.ts writes "<old id>: <why>"; a fork of a fork names its own parent, copied first.
         const id = record.what === "forked_from" ? record.text.split(":")[0] : undefined;
-        if (id !== undefined && SESSION_ID.test(id) && !forkedFrom.includes(id)) forkedFrom.unshift(id);
+        if (id !== undefined && SESSION_ID.test(id) && !forkedFrom.some((parent) => parent.id === id)) forkedFrom.unshift({ id, throughTurn: Math.max(0, ...turns) });
         break;
       }
       default:

@@ -6,7 +6,7 @@
  * (its content is not what the turn left) nothing is written unless `force`. Writes go through
  * the same confinement as the tools' (no symlink followed, nothing in .git/ or .valarmind/); a
  * write that fails halfway puts back the files already written. The caller records the result in
- * the transcript (`record`).
+ * the transcript (`recordUndo`), which puts the files back when that write fails.
  */
 import type { WorkspacePaths } from "../config/paths.ts";
 import { describeError, ValarmindError } from "../errors.ts";
@@ -44,6 +44,8 @@ export interface UndoOutcome {
   notes: string[];
   /** For the transcript. */
   record: NewRecord;
+  /** Gives the files their content from before this undo (or redo) back: when recording it failed. Returns what could not be. */
+  putBack: () => Promise<string[]>;
 }
 
 /** Nothing to undo or redo: not a failure of valarmind, but the command did nothing (exit 1). */
@@ -54,9 +56,19 @@ const quote = (command: string): string => {
   return `\`${first.length > 80 ? `${first.slice(0, 77)}...` : first}${command.includes("\n") ? " …" : ""}\``;
 };
 
-/** The turn's checkpoint from this session, or from the session it was forked from. */
-async function checkpointOf(stores: readonly CheckpointStore[], turn: number): Promise<{ store: CheckpointStore; checkpoint: Checkpoint } | undefined> {
-  for (const store of stores) {
+/** A session's checkpoints, and the last turn they may answer for (a parent's: the turns the fork copied). */
+interface ScopedStore {
+  store: CheckpointStore;
+  throughTurn: number;
+}
+
+/**
+ * The turn's checkpoint from this session, or from the session it was forked from, for the turns
+ * the fork copied from it only: the parent's later turns are not this session's.
+ */
+async function checkpointOf(stores: readonly ScopedStore[], turn: number): Promise<{ store: CheckpointStore; checkpoint: Checkpoint } | undefined> {
+  for (const { store, throughTurn } of stores) {
+    if (turn > throughTurn) continue;
     const checkpoint = await store.read(turn);
     if (checkpoint) return { store, checkpoint };
   }
@@ -70,7 +82,7 @@ interface Target {
   notes: string[];
 }
 
-async function undoTarget(request: UndoRequest, stores: readonly CheckpointStore[]): Promise<Target> {
+async function undoTarget(request: UndoRequest, stores: readonly ScopedStore[]): Promise<Target> {
   const history = undoHistory(request.records);
   const notes: string[] = [];
   for (const turn of [...history.turns].reverse()) {
@@ -90,7 +102,7 @@ async function undoTarget(request: UndoRequest, stores: readonly CheckpointStore
   });
 }
 
-async function redoTarget(request: UndoRequest, stores: readonly CheckpointStore[]): Promise<Target> {
+async function redoTarget(request: UndoRequest, stores: readonly ScopedStore[]): Promise<Target> {
   const turn = undoHistory(request.records).redoStack.at(-1);
   if (turn === undefined) {
     throw new NothingToUndoError(`nothing to redo in session ${request.sessionId}: no undo since its last turn`, {
@@ -98,7 +110,7 @@ async function redoTarget(request: UndoRequest, stores: readonly CheckpointStore
     });
   }
   const found = await checkpointOf(stores, turn);
-  if (!found) throw new ValarmindError(`the checkpoint of turn ${turn} is gone (${stores[0]?.file(turn) ?? ""}); it cannot be redone`);
+  if (!found) throw new ValarmindError(`the checkpoint of turn ${turn} is gone (${stores[0]?.store.file(turn) ?? ""}); it cannot be redone; nothing was changed`);
   const commands = found.checkpoint.commands.map(quote).join(", ");
   return { turn, ...found, notes: commands === "" ? [] : [`turn ${turn}'s shell commands are not run again: ${commands}`] };
 }
@@ -130,7 +142,10 @@ async function put(root: string, path: string, current: Step["current"], to: Fil
 export async function undoTurn(request: UndoRequest): Promise<UndoOutcome> {
   const { action, root } = request;
   const history = undoHistory(request.records);
-  const stores = [request.sessionId, ...history.forkedFrom].map((id) => new CheckpointStore(request.paths, id));
+  const stores: ScopedStore[] = [
+    { store: new CheckpointStore(request.paths, request.sessionId), throughTurn: Number.POSITIVE_INFINITY },
+    ...history.forkedFrom.map((parent) => ({ store: new CheckpointStore(request.paths, parent.id), throughTurn: parent.throughTurn })),
+  ];
   const target = action === "undo" ? await undoTarget(request, stores) : await redoTarget(request, stores);
   const { turn } = target;
   const verb = `${action} turn ${turn}`;
@@ -143,26 +158,29 @@ export async function undoTurn(request: UndoRequest): Promise<UndoOutcome> {
   }
   const steps: Step[] = [];
   const changed: string[] = [];
-  const blocked: string[] = [];
+  const blocked: Array<{ problem: string; hint?: string }> = [];
   for (const file of target.checkpoint.files) {
     const from = action === "undo" ? file.after : file.before;
     const to = action === "undo" ? file.before : file.after;
     if (to === undefined) continue;
     const current = await readCurrentFile(root, file.path);
     if (current.kind === "unusable") {
-      blocked.push(current.problem);
+      blocked.push(current);
       continue;
     }
     if (from === undefined) changed.push(`${file.path} (valarmind stopped before recording what turn ${turn} left in it)`);
-    else if (!sameState(current.state, from)) changed.push(file.path);
+    // A file already as the undo (or redo) would leave it is no conflict, whoever changed it.
+    else if (!sameState(current.state, from) && !sameState(current.state, to)) changed.push(file.path);
     steps.push({ path: file.path, current, to, bytes: to.exists ? await target.store.getBlob(to.sha256, turn) : undefined, did: describeStep(action, turn, from, to) });
   }
-  if (blocked.length > 0) throw new ValarmindError(`cannot ${verb}: ${blocked.join("; ")}; nothing was changed`, {
-      hint: `${action === "undo" ? "Undo" : "Redo"} writes only plain files inside the workspace, never through a symlink or into .git/ or .valarmind/: put the file back as one, then try again.`,
+  if (blocked.length > 0) throw new ValarmindError(`cannot ${verb}: ${blocked.map((b) => b.problem).join("; ")}; nothing was changed`, {
+      hint: blocked.find((b) => b.hint !== undefined)?.hint ?? `${action === "undo" ? "Undo" : "Redo"} writes only plain files inside the workspace, never through a symlink or into .git/ or .valarmind/: put the file back as one, then try again.`,
     });
+  const commands = target.checkpoint.commands.map(quote).join(", ");
   if (changed.length > 0 && !request.force) {
     const since = action === "undo" ? `after turn ${turn}` : `since turn ${turn} was undone`;
-    throw new ValarmindError(`cannot ${verb}: ${changed.length === 1 ? "this file was" : "these files were"} changed ${since} (by you or another program): ${changed.join(", ")}; nothing was changed`, {
+    const by = action === "undo" && commands !== "" ? `by you, another program, or the shell commands turn ${turn} ran after writing (${commands})` : "by you or another program";
+    throw new ValarmindError(`cannot ${verb}: ${changed.length === 1 ? "this file was" : "these files were"} changed ${since} (${by}): ${changed.join(", ")}; nothing was changed`, {
       hint: `Commit or move your change first, then ${action} again; or ${action} with --force to overwrite it ('valarmind ${action} --force', '/${action} --force').`,
     });
   }
@@ -180,7 +198,8 @@ export async function undoTurn(request: UndoRequest): Promise<UndoOutcome> {
   }
   const files = steps.map((step) => ({ path: step.path, did: step.did }));
   const record: NewRecord = { kind: action, of_turn: turn, files: files.map((f) => f.path), ...(changed.length > 0 ? { forced: true } : {}) };
-  return { action, turn, files, notes: target.notes, record };
+  const notes = changed.length > 0 && commands !== "" && action === "undo" ? [...target.notes, `--force overwrote what was in ${changed.join(", ")}, including what turn ${turn}'s shell commands left there`] : target.notes;
+  return { action, turn, files, notes, record, putBack: () => putBack(root, done) };
 }
 
 /** After a failed step: the files already written get their content from before the undo back. */
@@ -202,4 +221,18 @@ async function putBack(root: string, done: readonly Step[]): Promise<string[]> {
 export function undoReport(outcome: UndoOutcome, sessionId: string): { title: string; lines: string[] } {
   const title = `${outcome.action === "undo" ? "undid" : "redid"} turn ${outcome.turn} of session ${sessionId}`;
   return { title, lines: outcome.files.map((file) => `${file.path}: ${file.did}`) };
+}
+
+/** Appends the outcome's record to the transcript; when that fails, the files are put back, so the transcript never misses a change it would explain. */
+export async function recordUndo(outcome: UndoOutcome, append: (record: NewRecord) => void): Promise<void> {
+  try {
+    append(outcome.record);
+  } catch (error) {
+    const failed = await outcome.putBack();
+    const back = failed.length === 0 ? "the files were put back as they were" : `putting the files back failed for ${failed.join("; ")}`;
+    throw new ValarmindError(`cannot ${outcome.action} turn ${outcome.turn}: recording it in the transcript failed (${describeError(error)}); ${back}`, {
+      hint: "Free some disk space, then try again.",
+      cause: error,
+    });
+  }
 }

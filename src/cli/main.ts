@@ -23,6 +23,10 @@ import { registerStore } from "../store/store-command.ts";
 
 trace("main: modules loaded");
 endQuietlyWhenStdoutCloses();
+// Past a file-size limit (ulimit -f) a write fails with EFBIG, which the code reports and recovers
+// from (an undo puts its files back); left to its default, SIGXFSZ (re-raised by proper-lockfile's
+// signal-exit) would end the process silently, halfway.
+process.on("SIGXFSZ", () => {});
 const program = new Command();
 program
   .name("valarmind")

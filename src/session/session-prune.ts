@@ -142,7 +142,7 @@ export function planPrune(paths: WorkspacePaths, options: { olderThanDays: numbe
     const ref = refs.get(id);
     if (!ref) continue;
     try {
-      for (const parent of undoHistory(readSession(ref.file).records).forkedFrom) parents.add(parent);
+      for (const parent of undoHistory(readSession(ref.file).records).forkedFrom) parents.add(parent.id);
     } catch {
       // An unreadable transcript names no parent; `sessions show` reports it.
     }

@@ -236,8 +236,11 @@ describe("the undo history, from the transcript", () => {
     expect([...moved.undone]).toEqual([2]);
   });
 
-  test("a fork finds its copied turns' checkpoints under the sessions it came from, nearest first", () => {
+  test("a fork finds its copied turns' checkpoints under the sessions it came from, nearest first, each up to the turn it copied", () => {
     const note = (text: string): TranscriptRecord => ({ v: 1, kind: "note", ts, what: "forked_from", text });
-    expect(undoHistory([note("aaaa1111: busy"), userRecord(1), note("bbbb2222: it was in use")]).forkedFrom).toEqual(["bbbb2222", "aaaa1111"]);
+    expect(undoHistory([note("aaaa1111: busy"), userRecord(1), note("bbbb2222: it was in use"), userRecord(2)]).forkedFrom).toEqual([
+      { id: "bbbb2222", throughTurn: 1 },
+      { id: "aaaa1111", throughTurn: 0 },
+    ]);
   });
 });

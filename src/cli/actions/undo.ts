@@ -8,7 +8,7 @@ import { terminalSafeLiteral } from "../../ui/terminal-safe-text.ts";
 import { realpathSync } from "node:fs";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { ValarmindError } from "../../errors.ts";
-import { NothingToUndoError, undoReport, undoTurn, type UndoAction } from "../../checkpoints/undo.ts";
+import { NothingToUndoError, recordUndo, undoReport, undoTurn, type UndoAction } from "../../checkpoints/undo.ts";
 import { lockSession, releaseSessionLock } from "../../session/session-lock.ts";
 import { findSession, latestSession, OlderTranscriptError, openSession } from "../../session/transcript.ts";
 
@@ -45,8 +45,10 @@ export async function runUndo(action: UndoAction, options: UndoCommandOptions): 
     const { session, read } = opened;
     try {
       const outcome = await undoTurn({ action, root, paths, sessionId: ref.id, records: read.records, force: options.force });
-      session.append(outcome.record);
-      session.sync();
+      await recordUndo(outcome, (record) => {
+        session.append(record);
+        session.sync();
+      });
       const report = undoReport(outcome, ref.id);
       // The paths and commands are the model's: shown literally, every control visible.
       process.stdout.write(terminalSafeLiteral(`${report.title}:\n${report.lines.map((line) => `  ${line}\n`).join("")}`));
