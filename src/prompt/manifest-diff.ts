@@ -1,12 +1,13 @@
 /**
- * Comparing two manifests (`valarmind prompt --diff A B`): which items came, went or changed,
- * and how much of B is an unchanged prefix of A — the part the provider's cache can reuse.
+ * Comparing two manifests (`valarmind prompt --diff A B`): which items came, went, changed or
+ * moved, and how much of B is an unchanged prefix of A — the part the provider's cache can reuse.
  */
 import type { Manifest, ManifestItem } from "./manifest-schema.ts";
 
 export interface ItemChange {
   id: string;
-  change: "added" | "removed" | "changed";
+  /** "moved": the same item, at another place among the items both hold (the cached prefix breaks there). */
+  change: "added" | "removed" | "changed" | "moved";
   before: number;
   after: number;
   reason: string;
@@ -50,6 +51,14 @@ export function diffManifests(a: Manifest, b: Manifest): ManifestDiff {
     const why = b.dropped.find((d) => d.id === item.id);
     changes.push({ id: item.id, change: "removed", before: item.tokens, after: 0, reason: why ? `${why.reason}${why.detail ? `: ${why.detail}` : ""}` : "not in B" });
   }
+  // The items both hold, unchanged, in each one's order: where the orders differ, items moved.
+  const kept = (items: readonly ManifestItem[], other: Map<string, ManifestItem>) => items.filter((item) => other.get(item.id)?.hash === item.hash).map((item) => item.id);
+  const orderA = kept(a.items, after);
+  const orderB = kept(b.items, before);
+  orderB.forEach((id, i) => {
+    const item = after.get(id);
+    if (item && orderA[i] !== id) changes.push({ id, change: "moved", before: item.tokens, after: item.tokens, reason: `was #${orderA.indexOf(id) + 1} of the items both hold, now #${i + 1}` });
+  });
   const prefix = unchangedPrefixTokens(a.items, b.items);
   const content = b.total_tokens - b.framing_tokens;
   return {

@@ -42,13 +42,16 @@ function requireFiles(files: readonly string[]): string[] {
   return files.map((f) => f.trim());
 }
 
-function nextNumber(ids: readonly string[], prefix: string): number {
-  let max = 0;
+/** One more than the highest number after `prefix`, exactly (a hand-edited id past 2^53 must not be handed out twice). */
+function nextNumber(ids: readonly string[], prefix: string): bigint {
+  let max = 0n;
   for (const id of ids) {
-    const n = Number(id.slice(prefix.length));
-    if (id.startsWith(prefix) && Number.isInteger(n) && n > max) max = n;
+    const digits = id.slice(prefix.length);
+    if (!id.startsWith(prefix) || !/^\d{1,400}$/.test(digits)) continue;
+    const n = BigInt(digits);
+    if (n > max) max = n;
   }
-  return max + 1;
+  return max + 1n;
 }
 
 /** Accepts `T-3`, `t-3` or `3` for a task; `B-2`, `b-2` or `2` for a blocker. */

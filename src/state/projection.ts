@@ -5,7 +5,7 @@
  * useful go first and `omitted` lists them. Ranking, most useful first: blockers, tasks in progress
  * or blocked (recent first), the 3 most recent decisions, conventions, open tasks (recent first),
  * older decisions (recent first). The decisions' `why` goes before any item does. Goal and `now`
- * always stay (cut at 600 characters).
+ * always stay (cut at 600 characters, or 30% of the cap in tokens each, whichever is less).
  * Pure and synchronous: tokens are counted exactly by the supplied counter, by default the o200k
  * tokenizer of src/tokens/tokenizer.ts, which the caller loads first (encodeStateToon does).
  */
@@ -18,6 +18,8 @@ export const STATE_TOKEN_CAP = 750;
 export const STATE_TOKEN_FLOOR = 250;
 /** Goal and now longer than this are cut (and reported) so they cannot crowd out everything else. */
 const TEXT_FIELD_MAX_CHARS = 600;
+/** …and each to at most this share of the cap in tokens. */
+const TEXT_FIELD_MAX_SHARE = 0.3;
 /** The most recent decisions rank before conventions and open tasks. */
 const PINNED_DECISIONS = 3;
 
@@ -110,9 +112,23 @@ function rankUnits(state: WorkingState): Unit[] {
   ];
 }
 
-function cut(text: string): { text: string; cut: boolean } {
-  if (text.length <= TEXT_FIELD_MAX_CHARS) return { text, cut: false };
-  return { text: `${text.slice(0, TEXT_FIELD_MAX_CHARS)}…`, cut: true };
+/** `text` cut to at most `units` UTF-16 units, never between the two halves of a surrogate pair (an emoji). */
+function sliceWhole(text: string, units: number): string {
+  const end = Math.max(0, units);
+  const last = text.charCodeAt(end - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end);
+}
+
+/**
+ * Goal or `now` cut to TEXT_FIELD_MAX_CHARS characters and `maxTokens` tokens, whichever is less
+ * (600 characters of Japanese or of hashes are far more tokens than of English), with "…".
+ */
+function cut(text: string, maxTokens: number, countTokens: (text: string) => number): { text: string; cut: boolean } {
+  let out = text.length > TEXT_FIELD_MAX_CHARS ? sliceWhole(text, TEXT_FIELD_MAX_CHARS) : text;
+  for (let tokens = countTokens(out); tokens > maxTokens && out !== ""; tokens = countTokens(`${out}…`)) {
+    out = sliceWhole(out, Math.min(out.length - 1, Math.floor((out.length * maxTokens) / tokens)));
+  }
+  return out === text ? { text, cut: false } : { text: `${out}…`, cut: true };
 }
 
 function numericId(id: string): number {
@@ -149,8 +165,9 @@ export function projectState(state: WorkingState, options: ProjectionOptions = {
   const cap = options.maxTokens ?? STATE_TOKEN_CAP;
   const countTokens = options.countTokens ?? loadedTokenizerCount;
   const render = options.render ?? renderToon;
-  const goal = cut(state.goal);
-  const now = cut(state.now);
+  const fieldTokens = Math.floor(cap * TEXT_FIELD_MAX_SHARE);
+  const goal = cut(state.goal, fieldTokens, countTokens);
+  const now = cut(state.now, fieldTokens, countTokens);
   const fixedOmitted = [...(goal.cut ? ["goal (cut)"] : []), ...(now.cut ? ["now (cut)"] : [])];
   const units = rankUnits(state);
   const ids = units.map(unitId);

@@ -4,7 +4,9 @@
  * The file is redacted like every file valarmind writes (a state.json from an older valarmind may
  * still hold a secret); the projection handed back is not.
  */
-import { readTextIfExists } from "../read-text-if-exists.ts";
+import { basename } from "node:path";
+import { ValarmindError } from "../errors.ts";
+import { readConfined } from "../tools/confined-file.ts";
 import { redactSecrets } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import type { WorkingState } from "./schema.ts";
@@ -32,9 +34,27 @@ export async function syncStateToon(file: string, state: WorkingState, options: 
   const encoded = await encodeStateToon(state, options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens });
   options.accept?.(encoded);
   const text = redactSecrets(`${encoded.toon}\n`);
-  const previous = await readTextIfExists(file);
+  const previous = await readPreviousToon(file);
   const status: StateToonStatus = previous === undefined ? "missing" : previous === text ? "fresh" : "stale";
   const written = options.check !== true && status !== "fresh";
   if (written) await writeFileAtomic(file, text);
   return { encoded, status, written };
+}
+
+/** More than any projection: a bigger file is not one valarmind wrote. */
+const TOON_MAX_BYTES = 1_000_000;
+
+/**
+ * The file as it is, for the comparison: never through a symlink, never blocking on a FIFO, never
+ * more than TOON_MAX_BYTES (a clone can ship `state.toon` as a link to /dev/zero). Anything but a
+ * small regular file counts as stale (the write replaces it); a directory is an error naming it.
+ */
+async function readPreviousToon(file: string): Promise<string | undefined> {
+  const read = await readConfined(file, basename(file), TOON_MAX_BYTES);
+  if (read.ok) return read.bytes.toString("utf8");
+  if (read.reason === "missing") return undefined;
+  if (read.reason === "directory") {
+    throw new ValarmindError(`${file} is a directory, not the state.toon valarmind writes; nothing was written`, { hint: "Move or remove that directory, then run the command again." });
+  }
+  return "";
 }

@@ -18,6 +18,7 @@ import { basename, join } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { describeError, UsageError, ValarmindError } from "../errors.ts";
+import { errnoCode, fileSystemFailure } from "./fs-failure.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { acquireLock, type LockOptions } from "./lock.ts";
@@ -196,10 +197,13 @@ export class FileStateStore implements StateStore {
       raw = await readFile(file, "utf8");
     } catch (error) {
       if ((error as { code?: unknown }).code === "ENOENT") return { kind: "missing" };
-      throw new ValarmindError(`cannot read ${file}: ${describeError(error)}`, {
-        hint: "Check the file's permissions.",
-        cause: error,
-      });
+      if (errnoCode(error) === "ENOTDIR") {
+        throw new ValarmindError(`cannot read ${file}: ${this.paths.dir} (or ${this.paths.memoryDir}) is not a directory`, {
+          hint: `valarmind keeps its files in the directory ${this.paths.dir}; move whatever is there aside, then run 'valarmind init'.`,
+          cause: error,
+        });
+      }
+      throw fileSystemFailure(error, "read", file) ?? new ValarmindError(`cannot read ${file}: ${describeError(error)}`, { hint: "Check the file's permissions.", cause: error });
     }
     return parseStateText(raw, file, this.migrations);
   }

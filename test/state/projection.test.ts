@@ -83,9 +83,25 @@ describe("projectState", () => {
   test("a huge goal is cut and reported; everything stays exact under a tiny cap", () => {
     const s = { ...small(), goal: "g".repeat(5000) };
     const r = projectState(s, { maxTokens: 200, countTokens: (t) => t.length, render: renderToon });
-    expect(r.projection.goal).toHaveLength(601);
+    // Counting a character as a token: 30% of the cap (60), the "…" included.
+    expect(r.projection.goal).toHaveLength(60);
     expect(r.omitted).toContain("goal (cut)");
     expect(r.tokens).toBe(renderToon(r.projection).length);
+    // Under a roomy cap the 600-character limit is what cuts.
+    expect(projectState(s, { maxTokens: 10_000, countTokens: (t) => t.length, render: renderToon }).projection.goal).toHaveLength(601);
+  });
+
+  test("a cut never splits an emoji, and text dense in tokens (Japanese) is cut by tokens, so the state fits its cap", async () => {
+    const count = await loadTokenizer();
+    const emoji = projectState({ ...small(), goal: `a${"👍".repeat(400)}` }, { countTokens: count });
+    expect(emoji.omitted).toContain("goal (cut)");
+    expect(emoji.projection.goal).toBe(`${emoji.projection.goal.slice(0, -1)}…`);
+    expect(() => encodeURIComponent(emoji.projection.goal)).not.toThrow(); // no lone surrogate
+    const japanese = "日本語の文章はトークンが多い。".repeat(45);
+    const r = projectState({ ...small(), goal: japanese, now: japanese }, { countTokens: count });
+    expect(r.tokens).toBeLessThanOrEqual(STATE_TOKEN_CAP);
+    expect(r.omitted).toEqual(expect.arrayContaining(["goal (cut)", "now (cut)"]));
+    expect(count(r.projection.goal)).toBeLessThanOrEqual(Math.floor(STATE_TOKEN_CAP * 0.3));
   });
 
   test("kept items stay in id order, so adding one never reorders the rest", () => {

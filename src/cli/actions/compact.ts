@@ -5,6 +5,7 @@
  */
 import { relative } from "node:path";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
+import { ensureValarmindDir } from "../../config/valarmind-dir.ts";
 import { ValarmindError } from "../../errors.ts";
 import { countTokens, tokenizerInfo } from "../../tokens/tokenizer.ts";
 import { STATE_TOKEN_FLOOR } from "../../state/projection.ts";
@@ -31,6 +32,8 @@ export async function runCompact(options: CompactOptions): Promise<number> {
   if (read.source === "missing") {
     throw new ValarmindError(`no working state at ${paths.stateJson}`, { hint: "Run 'valarmind init' first." });
   }
+  // Refuses a .valarmind (or memory/) that is a symlink, as every command that writes there does.
+  if (!options.check) ensureValarmindDir(paths, paths.memoryDir);
   const { encoded, status } = await syncStateToon(paths.stateToon, read.state, {
     maxTokens: options.maxTokens,
     check: options.check,

@@ -10,6 +10,7 @@ import * as ops from "../../state/ops.ts";
 import { TASK_STATUSES, type TaskStatus } from "../../state/empty-state.ts";
 import type { WorkingState } from "../../state/schema.ts";
 import { createStateStore } from "../../store/create-state-store.ts";
+import { terminalSafe } from "../../ui/terminal-safe-text.ts";
 
 export type StateRequest =
   | { kind: "goal"; text: string }
@@ -86,10 +87,11 @@ export async function runStateChange(request: StateRequest): Promise<void> {
   const op = opFor(request, new Date());
   const store = createStateStore(paths);
   const result = await store.update(op);
-  for (const notice of result.notices) process.stderr.write(`valarmind: ${notice}\n`);
+  // What changed quotes the state (a task title, a blocker, a rule), which a model or a clone may have written: inert.
+  for (const notice of result.notices) process.stderr.write(`valarmind: ${terminalSafe(notice)}\n`);
   // Only the file store starts at the local file; a shared store's local file is a copy.
   if (isNew && result.written && store.location === paths.stateJson) {
     process.stderr.write(`valarmind: started a new working state at ${relative(process.cwd(), paths.stateJson) || paths.stateJson}\n`);
   }
-  process.stdout.write(`${result.change}\n`);
+  process.stdout.write(`${terminalSafe(result.change)}\n`);
 }

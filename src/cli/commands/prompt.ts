@@ -25,7 +25,20 @@ export function registerPrompt(program: Command): void {
       const tokens = opts.tokens;
       if (tokens !== "local" && tokens !== "api") throw new UsageError(`--tokens must be 'local' or 'api', got ${JSON.stringify(tokens)}`);
       const inspecting = opts.list === true || typeof opts.show === "string" || Array.isArray(opts.diff);
-      if (!inspecting) {
+      if (inspecting) {
+        // Options of a build mean nothing to a list, a shown manifest or a diff: said, not ignored.
+        const buildOnly = [
+          ...(opts.dryRun === true ? ["--dry-run"] : []),
+          ...(opts.showPrompt === true ? ["--show-prompt"] : []),
+          ...(opts.budget !== undefined ? ["--budget"] : []),
+          ...(opts.contextFiles === false ? ["--no-context-files"] : []),
+        ];
+        if (buildOnly.length > 0) {
+          throw new UsageError(`${buildOnly.join(", ")} ${buildOnly.length === 1 ? "goes" : "go"} with building a request (--dry-run), not with --list, --show or --diff`, {
+            hint: "Run 'valarmind prompt --dry-run …' for a build, and --list, --show or --diff on their own to inspect the manifests already written.",
+          });
+        }
+      } else {
         // The dry run is read-only: a bad state.json is reported and left, never moved aside.
         const [{ findWorkspaceRoot, workspacePaths }, { createStateStore }, { requireValidState }] = await Promise.all([
           import("../../config/paths.ts"),

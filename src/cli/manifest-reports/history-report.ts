@@ -52,7 +52,7 @@ export function formatManifestDiff(a: ListedManifest, b: ListedManifest, diff: M
     out.push("no item changed");
   } else {
     for (const c of diff.changes) {
-      const mark = c.change === "added" ? paint("green", "+") : c.change === "removed" ? paint("red", "−") : paint("yellow", "~");
+      const mark = c.change === "added" ? paint("green", "+") : c.change === "removed" ? paint("red", "−") : c.change === "moved" ? paint("yellow", "↕") : paint("yellow", "~");
       const tokens = c.change === "changed" ? `${formatInt(c.before)} → ${formatInt(c.after)}` : sign(c.after - c.before);
       out.push(`  ${mark} ${padEnd(c.id, 26)} ${padStart(tokens, 13)}  ${paint("dim", c.reason)}`);
     }
