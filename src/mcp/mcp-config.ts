@@ -114,13 +114,33 @@ export function transportConfig(name: string, server: McpServerConfig, env: Reco
 }
 
 /** One line for `mcp list` and notices: the program and its arguments, or the URL. Header and variable values are never shown. */
+/**
+ * A piece of a server's config as shown: as is when it is plain printable ASCII, else quoted with
+ * every control and non-ASCII character escaped. A project's config is a clone's text: shown to
+ * the user deciding whether to trust it, it must not be able to act on the terminal (an OSC 52
+ * clipboard write, a redrawn line) nor pass for another host (a homograph).
+ */
+export function shownPart(part: string): string {
+  if (/^[\w@%+=:,./?&#~*!-]+$/.test(part)) return part;
+  return JSON.stringify(part).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** A server's URL as shown: as the URL parser reads it (percent-encoded, its host in ASCII), without user name or password. */
+function shownUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (!parsed) return shownPart(url);
+  parsed.username = "";
+  parsed.password = "";
+  return shownPart(parsed.href);
+}
+
 export function describeServer(server: McpServerConfig): string {
   if (server.url !== undefined) {
-    const headers = Object.keys(server.headers ?? {});
-    return `${server.url}${headers.length > 0 ? ` (headers: ${headers.join(", ")})` : ""}`;
+    const headers = Object.keys(server.headers ?? {}).map(shownPart);
+    return `${shownUrl(server.url)}${headers.length > 0 ? ` (headers: ${headers.join(", ")})` : ""}`;
   }
-  const env = Object.keys(server.env ?? {});
-  const line = [server.command ?? "", ...(server.args ?? [])].map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : JSON.stringify(part))).join(" ");
+  const env = Object.keys(server.env ?? {}).map(shownPart);
+  const line = [server.command ?? "", ...(server.args ?? [])].map(shownPart).join(" ");
   return `${line}${env.length > 0 ? ` (env: ${env.join(", ")})` : ""}`;
 }
 
@@ -128,5 +148,5 @@ export function describeServer(server: McpServerConfig): string {
 export function describeServers(servers: unknown): string {
   if (typeof servers !== "object" || servers === null) return "(none)";
   const entries = Object.entries(servers as McpServers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return entries.length === 0 ? "(none)" : entries.map(([name, server]) => `${name} (${describeServer(server)})`).join(", ");
+  return entries.length === 0 ? "(none)" : entries.map(([name, server]) => `${shownPart(name)} (${describeServer(server)})`).join(", ");
 }

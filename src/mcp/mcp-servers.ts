@@ -15,14 +15,16 @@ import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, transportConfig, t
 import { bounded, createMcpTool, firstLine, toolResultOf, type ListedTool, type McpServerHandle } from "./mcp-tool.ts";
 import type { McpNotice, McpToolSet } from "./start-servers.ts";
 import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
-import { checkTool, LenientListToolsResultSchema, pageTools, shownName } from "./tool-checks.ts";
+import { boundedFetch } from "./bounded-fetch.ts";
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { checkTool, LenientCallToolResultSchema, LenientListToolsResultSchema, pageTools, shownName } from "./tool-checks.ts";
 import { byCodeUnits, mcpToolName } from "./tool-names.ts";
 
 export interface ConnectInput {
   servers: McpServers;
   options: McpOptions;
-  /** Where stdio servers start: the workspace root. */
-  root: string;
+  /** Where stdio servers start: the workspace root in a trusted folder, else the user's home (start-servers.ts). */
+  cwd: string;
   count: (text: string) => number;
   /** Tokens all MCP tool definitions together may take (tool-budget.ts); a tool past it is left out (a notice). */
   toolTokenCap: number;
@@ -34,6 +36,8 @@ export interface ConnectInput {
 const MAX_TOOLS_PER_SERVER = 200;
 /** `tools/list` pages read at most: a server whose pages never end is not read until the startup timeout. */
 const MAX_LIST_PAGES = 50;
+/** How long closing waits for an HTTP server to acknowledge the end of its session. */
+const SESSION_END_WAIT_MS = 1_000;
 /** A failure's own message in a notice (a server may answer with megabytes of error). */
 const MAX_REASON_CHARS = 500;
 
@@ -65,17 +69,23 @@ function failureReason(error: unknown, transport: Transport | undefined, timedOu
   if (code === "EACCES" && command !== undefined) return `the command ${JSON.stringify(command)} is not executable`;
   const end = transportEnd(transport);
   if (end !== undefined) return "because" in end ? end.because : `the process ${end.exit}`;
+  // The SDK puts an HTTP failure's status in `code`, not always in its message.
+  const status = typeof code === "number" && code >= 100 && code < 600 ? code : undefined;
   const message = cutText(describeError(error), MAX_REASON_CHARS);
-  const auth = /\b401\b|unauthori[sz]ed/i.test(message) ? " (the server wants authorization: pass a token with --header \"Authorization: Bearer ${TOKEN}\"; valarmind does not do OAuth)" : "";
-  return `${message}${auth}`;
+  const shown = status !== undefined && !message.includes(String(status)) ? `HTTP ${status}: ${message}` : message;
+  const auth =
+    status === 401 || status === 403 || /\b401\b|unauthori[sz]ed/i.test(message)
+      ? " (the server wants authorization: pass a token with --header \"Authorization: Bearer ${TOKEN}\"; valarmind does not do OAuth)"
+      : "";
+  return `${shown}${auth}`;
 }
 
 async function connectOne(name: string, config: McpServerConfig, input: ConnectInput, timeoutMs: number): Promise<Connection> {
   const target = transportConfig(name, config, input.env ?? process.env);
   const transport: Transport =
     target.kind === "stdio"
-      ? new ProcessGroupStdioTransport({ command: target.command, args: target.args, env: target.env, cwd: input.root })
-      : new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers } });
+      ? new ProcessGroupStdioTransport({ command: target.command, args: target.args, env: target.env, cwd: input.cwd })
+      : new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers }, fetch: boundedFetch(STDIO_DEFAULT_MAX_BUFFER_SIZE) });
   const client = new Client({ name: "valarmind", version: pkg.version }, { capabilities: {} });
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = input.signal ? AbortSignal.any([timeout, input.signal]) : timeout;
@@ -134,7 +144,7 @@ function serverHandle(connection: Connection, allowed: boolean, callTimeoutMs: n
     async callTool(tool, args, signal) {
       if (stopped !== undefined) return stoppedResult(tool);
       try {
-        const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: callTimeoutMs });
+        const result = await client.request({ method: "tools/call", params: { name: tool, arguments: args } }, LenientCallToolResultSchema, { signal, timeout: callTimeoutMs });
         return toolResultOf(name, tool, result);
       } catch (error) {
         if (signal.aborted) return { forModel: `Aborted: the call to ${tool} on the MCP server "${name}" was cancelled.`, summary: `${name}/${tool}: aborted`, isError: true };
@@ -270,6 +280,10 @@ export async function connectMcpServers(input: ConnectInput): Promise<McpToolSet
       closing = true;
       await Promise.all(
         connections.map(async (connection) => {
+          // An HTTP session is ended as the spec asks (a DELETE), so the server frees what it kept for it; bounded, like the rest.
+          if (connection.transport instanceof StreamableHTTPClientTransport) {
+            await Promise.race([connection.transport.terminateSession().catch(() => undefined), Bun.sleep(SESSION_END_WAIT_MS)]);
+          }
           await connection.client.close().catch(() => undefined);
           await connection.transport.close().catch(() => undefined);
         }),

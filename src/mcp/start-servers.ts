@@ -7,6 +7,8 @@
  */
 import type { NoticeCode } from "../agent/events.ts";
 import type { Settings } from "../config/settings-schema.ts";
+import { homedir } from "node:os";
+import { storedTrust } from "../config/folder-trust.ts";
 import type { Tool } from "../tools/types.ts";
 import { trace } from "../trace.ts";
 
@@ -31,7 +33,8 @@ export type McpSettings = Pick<Settings, "mcpServers" | "mcp" | "maxContextToken
 /**
  * Starts the configured servers concurrently, each within `mcp.startupTimeoutMs`; one that fails
  * is a notice, never an error. `settings` are the run's: a project's servers are in them only
- * when the folder is trusted (load-settings.ts).
+ * when the folder is trusted (load-settings.ts). Stdio servers start in the workspace root when
+ * the folder is trusted, else in the user's home directory.
  */
 export async function startMcpServers(settings: McpSettings, root: string, signal?: AbortSignal): Promise<McpToolSet> {
   const servers = settings.mcpServers ?? {};
@@ -45,7 +48,10 @@ export async function startMcpServers(settings: McpSettings, root: string, signa
   const started = await connectMcpServers({
     servers,
     options: settings.mcp ?? {},
-    root,
+    // A server started in an untrusted clone would read the clone's own files as its setup:
+    // bunfig.toml preloads and .env for `bun`, node_modules/.bin and .npmrc for `npx`, a module
+    // of the same name for `python -m`. The user's servers start there only once it is trusted.
+    cwd: storedTrust(root) === "trusted" ? root : homedir(),
     count,
     // Tool definitions ride on every request: MCP tools may take at most a quarter of its budget,
     // and less when the core rules and built-in tools leave less room (tool-budget.ts).

@@ -62,7 +62,7 @@ export class ProcessGroupStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private child: ChildProcess | undefined;
-  private readonly buffer = new ReadBuffer();
+  private readonly buffer = new AnswerReadBuffer();
   private stderr = "";
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -128,8 +128,12 @@ export class ProcessGroupStdioTransport implements Transport {
         if (message === null) return;
         this.onmessage?.(message);
       } catch (error) {
-        // A line that is not JSON-RPC (a stray print) is reported and skipped.
-        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        // A line that is not JSON-RPC (a stray print) is reported and skipped. One that answers a
+        // request by its id, but malformed ("result": null, a string "error"), fails that request
+        // now: skipped, the caller would wait out its whole timeout for an answer already given.
+        const id = this.buffer.lastBadLineId;
+        if (id !== undefined) this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32603, message: `the server's answer was not valid JSON-RPC (${firstLineOf(error)})` } });
+        else this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       }
     }
   }
@@ -184,5 +188,35 @@ export class ProcessGroupStdioTransport implements Transport {
     this.onclose = undefined;
     this.buffer.clear();
     notify?.();
+  }
+}
+
+function firstLineOf(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const line = text.split("\n").find((l) => l.trim() !== "") ?? text;
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/** The SDK's ReadBuffer, remembering the id of the last line that failed to parse as JSON-RPC (when it had one). */
+class AnswerReadBuffer extends ReadBuffer {
+  lastBadLineId: string | number | undefined;
+
+  override readMessage(): JSONRPCMessage | null {
+    this.lastBadLineId = undefined;
+    const pending = (this as unknown as { _buffer?: Buffer })._buffer;
+    const end = pending?.indexOf("\n") ?? -1;
+    try {
+      return super.readMessage();
+    } catch (error) {
+      if (pending && end !== -1) {
+        try {
+          const parsed = JSON.parse(pending.toString("utf8", 0, end)) as { id?: unknown };
+          if (typeof parsed.id === "string" || (typeof parsed.id === "number" && Number.isFinite(parsed.id))) this.lastBadLineId = parsed.id;
+        } catch {
+          // Not JSON at all: a stray print.
+        }
+      }
+      throw error;
+    }
   }
 }

@@ -12,7 +12,7 @@
 import Ajv from "ajv";
 import Ajv2020 from "ajv/dist/2020.js";
 import { draft2020 as migrateToDraft2020 } from "json-schema-migrate";
-import { PaginatedResultSchema, ToolSchema } from "@modelcontextprotocol/sdk/types.js";
+import { PaginatedResultSchema, ResultSchema, ToolSchema } from "@modelcontextprotocol/sdk/types.js";
 import { modelParameters, type ListedTool } from "./mcp-tool.ts";
 
 /**
@@ -21,6 +21,13 @@ import { modelParameters, type ListedTool } from "./mcp-tool.ts";
  * runtime dependency.)
  */
 export const LenientListToolsResultSchema = PaginatedResultSchema;
+
+/**
+ * A `tools/call` answer taken as any result object: the SDK's own schema rejects the whole answer
+ * for one content block it does not know (a new block type, an image without mimeType), and the
+ * text blocks beside it would be lost. `toolResultOf` reads what it can of each block.
+ */
+export const LenientCallToolResultSchema = ResultSchema;
 
 /** The `tools` of a page checked by LenientListToolsResultSchema. */
 export function pageTools(page: Record<string, unknown>): unknown[] {

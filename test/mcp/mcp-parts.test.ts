@@ -191,7 +191,7 @@ describe("connecting", () => {
     const root = await makeTempDir();
     const count = await loadTokenizer();
     const servers = { echo: { command: process.execPath, args: [ECHO_SERVER], tools: ["echo", "add", "missing"] } };
-    const all = await connectMcpServers({ servers, options: {}, root, count, toolTokenCap: 10_000 });
+    const all = await connectMcpServers({ servers, options: {}, cwd: root, count, toolTokenCap: 10_000 });
     try {
       expect(all.tools.map((t) => t.name)).toEqual(["mcp__echo__add", "mcp__echo__echo"]);
       expect(all.takeNotices()).toEqual([{ message: 'MCP server "echo" has no tool named "missing" (its "tools" entry names them)' }]);
@@ -199,7 +199,7 @@ describe("connecting", () => {
       await all.close();
     }
     const addCost = await countTokens(JSON.stringify(createToolRegistry({ root, settings: { approvals: "suggest", toolOutputTokens: 2000, shellTimeoutMs: 1000 }, tools: [], extraTools: all.tools.slice(0, 1) }).specs()[0]));
-    const capped = await connectMcpServers({ servers, options: {}, root, count, toolTokenCap: addCost });
+    const capped = await connectMcpServers({ servers, options: {}, cwd: root, count, toolTokenCap: addCost });
     try {
       expect(capped.tools.map((t) => t.name)).toEqual(["mcp__echo__add"]);
       const notices = capped.takeNotices();
@@ -212,7 +212,7 @@ describe("connecting", () => {
   test("a server that does not answer in time is a notice, and its process is ended", async () => {
     const root = await makeTempDir();
     const started = performance.now();
-    const set = await connectMcpServers({ servers: { slow: { command: "sleep", args: ["29.4321"] } }, options: { startupTimeoutMs: 300 }, root, count: () => 1, toolTokenCap: 1000 });
+    const set = await connectMcpServers({ servers: { slow: { command: "sleep", args: ["29.4321"] } }, options: { startupTimeoutMs: 300 }, cwd: root, count: () => 1, toolTokenCap: 1000 });
     expect(performance.now() - started).toBeLessThan(5000);
     expect(set.tools).toEqual([]);
     expect(set.takeNotices()).toEqual([

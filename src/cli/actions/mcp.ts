@@ -10,7 +10,8 @@ import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import type { PartialSettings } from "../../config/settings-schema.ts";
 import { PRIVATE_DIR_MODE, ensureValarmindDir } from "../../config/valarmind-dir.ts";
 import { UsageError } from "../../errors.ts";
-import { describeServer, mcpServerProblem, SERVER_NAME, type McpServerConfig } from "../../mcp/mcp-config.ts";
+import { Value } from "@sinclair/typebox/value";
+import { describeServer, McpServerSchema, mcpServerProblem, SERVER_NAME, shownPart, type McpServerConfig } from "../../mcp/mcp-config.ts";
 import { editSettingsFile } from "../../mcp/mcp-config-file.ts";
 import { byCodeUnits } from "../../mcp/tool-names.ts";
 import type { McpAddOptions, McpRemoveOptions } from "../commands/mcp.ts";
@@ -58,6 +59,10 @@ function serverEntry(name: string, command: readonly string[], opts: McpAddOptio
       : { command: program ?? "", ...(args.length > 0 ? { args } : {}), ...(Object.keys(env).length > 0 ? { env } : {}) };
   const problem = mcpServerProblem(name, entry);
   if (problem) throw new UsageError(`mcp add ${name}: ${problem.problem}`, { hint: USAGE_HINT });
+  // What the settings schema would refuse on the next read (an empty command from an unset $SERVER,
+  // an empty URL) is refused here, before it is written and locks every later command out.
+  const invalid = [...Value.Errors(McpServerSchema, entry)][0];
+  if (invalid) throw new UsageError(`mcp add ${name}: ${invalid.path.slice(1) || "the server"} ${invalid.message.toLowerCase()} (got ${JSON.stringify(invalid.value)})`, { hint: USAGE_HINT });
   return entry;
 }
 
@@ -85,8 +90,9 @@ export async function runMcpAdd(name: string, command: string[], opts: McpAddOpt
   const file = root !== undefined ? projectConfigPath(root) : userConfigPath();
   const makeDir = root !== undefined ? () => void ensureValarmindDir(workspacePaths(root)) : userDir;
   await editSettingsFile(file, makeDir, (settings): PartialSettings => {
-    if (settings.mcpServers?.[name] !== undefined) {
-      throw new UsageError(`${file}: an MCP server named "${name}" is already there (${describeServer(settings.mcpServers[name] ?? {})})`, {
+    const existing = settings.mcpServers !== undefined && Object.hasOwn(settings.mcpServers, name) ? settings.mcpServers[name] : undefined;
+    if (existing !== undefined) {
+      throw new UsageError(`${file}: an MCP server named "${name}" is already there (${describeServer(existing)})`, {
         hint: `Remove it first with 'valarmind mcp remove ${name}${opts.project ? " --project" : ""}', or pick another name.`,
       });
     }
@@ -115,7 +121,7 @@ export async function runMcpRemove(name: string, opts: McpRemoveOptions): Promis
   await editSettingsFile(file, makeDir, (settings) => {
     const servers = { ...settings.mcpServers };
     names = Object.keys(servers);
-    if (servers[name] === undefined) return undefined;
+    if (!Object.hasOwn(servers, name)) return undefined;
     found = true;
     delete servers[name];
     const { mcpServers: _old, ...rest } = settings;
@@ -146,8 +152,8 @@ function serverLines(servers: Record<string, McpServerConfig>, allow: readonly s
         : allow.includes(name)
           ? "runs without asking (mcp.allow)"
           : "asks before each call";
-      const only = server.tools !== undefined ? ` (tools: ${server.tools.join(", ")})` : "";
-      return `  ${name.padEnd(width)}  ${transport}  ${describeServer(server)}${only}  · ${status}`;
+      const only = server.tools !== undefined ? ` (tools: ${server.tools.map(shownPart).join(", ")})` : "";
+      return `  ${shownPart(name).padEnd(width)}  ${transport}  ${describeServer(server)}${only}  · ${status}`;
     });
 }
 
@@ -177,7 +183,7 @@ export async function runMcpList(): Promise<number> {
     const trusted = decideTrust(root, undefined).trusted;
     const file = relative(root, projectConfigPath(root));
     lines.push(`project: ${file}${trusted ? "" : " (this folder is not trusted: these servers do not start; 'valarmind trust' if you trust it)"}`);
-    lines.push(...serverLines(projectServers, allow, (name) => userServers[name] !== undefined));
+    lines.push(...serverLines(projectServers, allow, (name) => Object.hasOwn(userServers, name)));
   }
   if (project.mcp !== undefined) lines.push(`note: ${relative(root ?? "", projectConfigPath(root ?? ""))} sets "mcp", which only your user config can set; it is ignored`);
   write(lines);

@@ -28,7 +28,7 @@ function shown(value: unknown): string {
 function addedServers(change: ProjectChange): string {
   const before = typeof change.from === "object" && change.from !== null ? change.from : {};
   const after = typeof change.to === "object" && change.to !== null ? change.to : {};
-  return describeServers(Object.fromEntries(Object.entries(after).filter(([name]) => !(name in before))));
+  return describeServers(Object.fromEntries(Object.entries(after).filter(([name]) => !Object.hasOwn(before, name))));
 }
 
 /** A changed setting's value for display; MCP servers by name and command line, never their header or variable values. */
