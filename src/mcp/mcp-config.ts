@@ -10,7 +10,7 @@ import { Type, type Static } from "@sinclair/typebox";
 
 export const McpServerSchema = Type.Object(
   {
-    command: Type.Optional(Type.String({ minLength: 1, description: "stdio server: the program to start (in the workspace root)" })),
+    command: Type.Optional(Type.String({ minLength: 1, description: "stdio server: the program to start (in the workspace root once the folder is trusted, else in your home directory)" })),
     args: Type.Optional(Type.Array(Type.String(), { description: "stdio server: its arguments" })),
     env: Type.Optional(
       Type.Record(Type.String(), Type.String(), { description: "stdio server: variables added to a minimal environment; ${VAR} takes VAR from yours" }),
