@@ -240,7 +240,10 @@ describe("a .valarmind/ that cannot be written", () => {
     });
     const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(1);
-    expect(stderr).toContain(`cannot write ${join(dir, ".valarmind/memory/state.toon")}: permission denied`);
+    // compact, like every command that writes under .valarmind/, first makes sure the directory is
+    // private; another user cannot, and is told so with what to run.
+    expect(stderr).toContain(`${join(dir, ".valarmind")} is readable by other users and could not be made private`);
+    expect(stderr).toContain(`chmod 700 ${join(dir, ".valarmind")}`);
     expectNoTrace(stderr);
     expect(existsSync(join(dir, ".valarmind/memory/state.toon"))).toBe(false);
   });
