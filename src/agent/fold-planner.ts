@@ -10,6 +10,7 @@
  *   planner.context(memory);                                  // what the fold request repeats
  */
 import type { Settings } from "../config/settings-schema.ts";
+import { pricesFor } from "./session-cost.ts";
 import { foldDecision, type FoldDecision } from "../memory/fold-economics.ts";
 import type { ShortTermMemory } from "../memory/short-term.ts";
 import { SUMMARY_CAP_TOKENS, SUMMARY_REWRITE_TOKENS, type RollingSummary } from "../memory/summary.ts";
@@ -23,7 +24,7 @@ import type { FoldContext } from "./model-summarizer.ts";
 
 /** An output token's price in fresh input tokens, from the model's prices in settings. */
 function outputPrice(settings: Settings): number | undefined {
-  const prices = settings.prices;
+  const prices = pricesFor(settings);
   return prices && prices.input > 0 ? prices.output / prices.input : undefined;
 }
 

@@ -34,6 +34,12 @@ export interface CostFigures {
 
 export type Prices = NonNullable<Settings["prices"]>;
 
+/** The prices of the model in use: its entry in `modelPrices`, else `prices` (undefined: no estimate). */
+export function pricesFor(settings: Pick<Settings, "model" | "prices" | "modelPrices">): Prices | undefined {
+  const own = settings.modelPrices !== undefined && Object.hasOwn(settings.modelPrices, settings.model) ? settings.modelPrices[settings.model] : undefined;
+  return own ?? settings.prices;
+}
+
 /** Input priced in fresh tokens: uncached + 0.1 × cached. */
 export function effectiveInput(input: number, cached: number): number {
   return input - cached + CACHED_PRICE * cached;
@@ -52,9 +58,22 @@ export class SessionCost {
   private cached = 0;
   private output = 0;
   private readonly fold: UsageFigures = { input: 0, cached: 0, output: 0 };
+  /** USD of the requests priced when they were made (at the prices of the model each used), and how many were not. */
+  private usd = 0;
+  private priced = 0;
+  private readonly unpriced: UsageFigures = { input: 0, cached: 0, output: 0 };
 
-  add(usage: UsageFigures, kind: "turn" | "fold"): void {
+  /** One request's usage; `prices` are its model's (pricesFor(settings) when it was sent), if known. */
+  add(usage: UsageFigures, kind: "turn" | "fold", prices?: Prices): void {
     const cached = Math.min(usage.cached, usage.input);
+    if (prices) {
+      this.usd += priceOf({ input: usage.input, cached, output: usage.output }, prices);
+      this.priced += 1;
+    } else {
+      this.unpriced.input += usage.input;
+      this.unpriced.cached += cached;
+      this.unpriced.output += usage.output;
+    }
     this.requests += 1;
     this.input += usage.input;
     this.cached += cached;
@@ -67,6 +86,11 @@ export class SessionCost {
     }
   }
 
+  /**
+   * The session's figures. The estimate is what each request cost at its model's prices when it
+   * was made (after /model, the new model's); requests made without prices are priced at `prices`,
+   * the model in use's now. Without `prices`, an estimate only when every request had them.
+   */
   figures(prices?: Prices): CostFigures {
     const base = {
       requests: this.requests,
@@ -78,7 +102,8 @@ export class SessionCost {
       effectiveInput: effectiveInput(this.input, this.cached),
       fold: { ...this.fold },
     };
-    return prices ? { ...base, usd: priceOf(base, prices) } : base;
+    if (prices) return { ...base, usd: this.usd + priceOf(this.unpriced, prices) };
+    return this.priced > 0 && this.priced === this.requests ? { ...base, usd: this.usd } : base;
   }
 }
 
@@ -117,6 +142,6 @@ export function costLines(f: CostFigures, prices: Prices | undefined, options: {
     lines.push(`of which folding the window (the memory's own cost): ${tokens(f.fold.input)} input${share}, effective ${tokens(effectiveInput(f.fold.input, f.fold.cached))}, ${tokens(f.fold.output)} output${usd}`);
   }
   if (prices && f.usd !== undefined) lines.push(`estimate: ${formatUsd(f.usd)} at ${perMillion(prices.input)} input, ${perMillion(prices.cachedInput ?? prices.input * CACHED_PRICE)} cached, ${perMillion(prices.output)} output (settings "prices")`);
-  else lines.push(`no price estimate: set "prices": {"input": …, "output": …} (USD per million tokens) in ${userConfigFileShown()}`);
+  else lines.push(`no price estimate: set "prices": {"input": …, "output": …} (USD per million tokens), or "modelPrices": {"MODEL": {…}} per model, in ${userConfigFileShown()}`);
   return lines;
 }

@@ -40,7 +40,7 @@ import { buildTurnStep, previewNextRequestTokens, type StepBuildContext } from "
 import type { AgentSessionOptions, LastRequestInfo, SubmitOptions } from "./session-options.ts";
 import { sessionSummarizer } from "./session-summarizer.ts";
 import { FoldPlanner } from "./fold-planner.ts";
-import { SessionCost } from "./session-cost.ts";
+import { pricesFor, SessionCost } from "./session-cost.ts";
 import { openSessionMemory, type OpenedMemory, type SessionNotice } from "../memory/session-memory.ts";
 import { recordTurnInMemory } from "../memory/turn-memory.ts";
 import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDeps, type TurnLoopEvent, type TurnOutcome } from "./turn-loop.ts";
@@ -137,7 +137,7 @@ export class AgentSession {
         state: this.state,
         notices: this.pendingNotices,
         onUsage: (usage) => {
-          this.cost.add(usage, "fold");
+          this.cost.add(usage, "fold", pricesFor(this.settings));
           this.pendingFoldUsage.push(usage);
         },
       });
@@ -328,7 +328,7 @@ export class AgentSession {
   private noteRequest(request: RecordedRequest): void {
     const { manifest, usage } = request;
     const cachedShare = usage ? (usage.input > 0 ? usage.cached / usage.input : 0) : undefined;
-    if (usage) this.cost.add(usage, "turn");
+    if (usage) this.cost.add(usage, "turn", pricesFor(this.settings));
     this.lastRequest = { manifestPath: manifest.path, totalTokens: manifest.totalTokens, budgetTokens: manifest.budgetTokens, stablePrefixTokens: manifest.stablePrefixTokens, cachedShare };
   }
 

@@ -5,6 +5,12 @@ import { McpOptionsSchema, McpServersSchema } from "../mcp/mcp-config.ts";
 export const HTTP_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+\\S*$";
 
 /** One source for the settings' types, JSON Schema and defaults. API keys are never settings. */
+const PRICE_FIELDS = {
+  input: Type.Number({ minimum: 0, description: "USD per million fresh input tokens" }),
+  cachedInput: Type.Optional(Type.Number({ minimum: 0, description: "USD per million cached input tokens (default: a tenth of input)" })),
+  output: Type.Number({ minimum: 0, description: "USD per million output tokens" }),
+};
+
 export const SettingsSchema = Type.Object(
   {
     model: Type.String({ minLength: 1, default: "gpt-5.5", description: "model name, as the server knows it" }),
@@ -44,14 +50,12 @@ export const SettingsSchema = Type.Object(
       description: "extra environment variable names passed to shell commands (secret-like names pass only if listed)",
     }),
     prices: Type.Optional(
-      Type.Object(
-        {
-          input: Type.Number({ minimum: 0, description: "USD per million fresh input tokens" }),
-          cachedInput: Type.Optional(Type.Number({ minimum: 0, description: "USD per million cached input tokens (default: a tenth of input)" })),
-          output: Type.Number({ minimum: 0, description: "USD per million output tokens" }),
-        },
-        { additionalProperties: false, description: "the model's prices, for the cost estimate of /cost, the status line and --output-format json" },
-      ),
+      Type.Object(PRICE_FIELDS, { additionalProperties: false, description: "the model's prices, for the cost estimate of /cost, the status line and --output-format json" }),
+    ),
+    modelPrices: Type.Optional(
+      Type.Record(Type.String({ minLength: 1 }), Type.Object(PRICE_FIELDS, { additionalProperties: false }), {
+        description: "prices by model name; for the model in use they take the place of `prices` (so /model switches the estimate too)",
+      }),
     ),
     maxStepsPerTurn: Type.Integer({ minimum: 1, default: 24, description: "model calls per user turn" }),
     store: Type.String({

@@ -370,6 +370,26 @@ describe("prices", () => {
     await controller.close();
   });
 
+  test("modelPrices: each request is priced at the prices of the model it used, /model included; a model without an entry falls back to prices", async () => {
+    const controller = await controllerFor({ model: "gpt-a", prices: { input: 1, output: 1 }, modelPrices: { "gpt-a": { input: 2, output: 8 }, "gpt-b": { input: 0.5, output: 2 } } });
+    const ask = async () => {
+      server.enqueue(answer("hi", { input: 1_000_000, cached: 0, output: 0 }));
+      await drain(controller.submit("q", new AbortController().signal));
+    };
+    await ask();
+    expect(controller.status().cost?.usd).toBeCloseTo(2, 10);
+    await controller.runCommand("model", "gpt-b");
+    // The request already made keeps its price; the next one is priced as gpt-b.
+    expect(controller.status().cost?.usd).toBeCloseTo(2, 10);
+    await ask();
+    expect(controller.status().cost?.usd).toBeCloseTo(2.5, 10);
+    expect((await controller.runCommand("cost", "")).lines.at(-1)).toContain("at $0.5/M input");
+    await controller.runCommand("model", "gpt-c");
+    await ask();
+    expect(controller.status().cost?.usd).toBeCloseTo(3.5, 10);
+    await controller.close();
+  });
+
   test("the status line shows a $0.0042 session as $0.0042, not rounded to cents", async () => {
     const controller = await controllerFor({ prices: { input: 1.25, output: 10 } });
     server.enqueue(answer("hi", { input: 2000, cached: 0, output: 170 }));

@@ -1,6 +1,6 @@
 /** The session's cost figures (src/agent/session-cost.ts): /cost, the status line, the json result. */
 import { describe, expect, test } from "bun:test";
-import { costLines, formatUsd, priceOf, SessionCost } from "../../src/agent/session-cost.ts";
+import { costLines, formatUsd, priceOf, pricesFor, SessionCost } from "../../src/agent/session-cost.ts";
 
 describe("SessionCost", () => {
   test("sums turn and fold requests; effective input prices a cached token at a tenth", () => {
@@ -57,5 +57,15 @@ describe("SessionCost", () => {
     const cost = new SessionCost();
     cost.add({ input: 1000, cached: 0, output: 10 }, "turn");
     expect(costLines(cost.figures({ input: 0.4, output: 1.6 }), { input: 0.4, output: 1.6 }).at(-1)).toBe('estimate: $0.0004 at $0.4/M input, $0.04/M cached, $1.6/M output (settings "prices")');
+  });
+
+  test("a request is priced when it is made; requests made without prices are priced at the prices known later", () => {
+    const cost = new SessionCost();
+    cost.add({ input: 1_000_000, cached: 0, output: 0 }, "turn", { input: 2, output: 8 });
+    cost.add({ input: 1_000_000, cached: 0, output: 0 }, "turn");
+    expect(cost.figures().usd).toBeUndefined();
+    expect(cost.figures({ input: 0.5, output: 2 }).usd).toBeCloseTo(2.5, 10);
+    expect(pricesFor({ model: "m", prices: { input: 1, output: 1 }, modelPrices: { m: { input: 3, output: 3 } } })).toEqual({ input: 3, output: 3 });
+    expect(pricesFor({ model: "toString", prices: { input: 1, output: 1 }, modelPrices: {} })).toEqual({ input: 1, output: 1 });
   });
 });

@@ -25,7 +25,7 @@ import { createStateStore } from "../../store/create-state-store.ts";
 import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
 import { createJsonPrinter, jsonForTerminal } from "../../ui/print-json.ts";
-import type { Prices } from "../../agent/session-cost.ts";
+import { pricesFor, type Prices } from "../../agent/session-cost.ts";
 import { createResultCollector, type ResultCollector } from "../../ui/print-result.ts";
 import type { ResultError } from "../../agent/headless-result.ts";
 import type { AgentEvent } from "../../agent/events.ts";
@@ -149,7 +149,8 @@ export async function runChat(opts: ChatOptions): Promise<number> {
     return reportingResult(headlessFormat(opts), async (run) => {
       const loaded = await settingsForRun(root, opts, false);
       if (!loaded) return 0;
-      if (loaded.settings.prices) run.prices = loaded.settings.prices;
+      const prices = pricesFor(loaded.settings);
+      if (prices) run.prices = prices;
       sessionWaitMs(process.env); // a bad VALARMIND_SESSION_WAIT_MS is a usage error before anything is written
       const waitMs = stdinWaitMs(process.env);
       const images = await Promise.all((opts.image ?? []).map(readImageFlag));

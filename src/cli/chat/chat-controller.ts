@@ -3,6 +3,7 @@
  * slash commands, status, completion and the per-repository prompt history. Composition only:
  * the logic lives in the agent, state and prompt modules.
  */
+import { pricesFor } from "../../agent/session-cost.ts";
 import { oneLine } from "../../one-line.ts";
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -79,7 +80,7 @@ export class SessionChatController implements ChatController {
       contextWindowTokens: contextWindowFor(this.session.settings.model, this.session.settings.contextWindow),
       cachedShare: last?.cachedShare,
       sessionTokens: this.session.sessionTokens,
-      cost: this.session.cost.figures(this.session.settings.prices),
+      cost: this.session.cost.figures(pricesFor(this.session.settings)),
       goal: this.goal,
       now: this.now,
       warnings: this.warnings,

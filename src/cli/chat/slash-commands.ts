@@ -7,7 +7,7 @@
 import type { CommandOutput } from "../../agent/front-end-contract.ts";
 import type { AgentSession } from "../../agent/session.ts";
 import type { CoreCommandName } from "../../agent/slash-catalog.ts";
-import { costLines } from "../../agent/session-cost.ts";
+import { costLines, pricesFor } from "../../agent/session-cost.ts";
 import { UsageError } from "../../errors.ts";
 import { undoReport, type UndoAction } from "../../checkpoints/undo.ts";
 import { readManifests } from "../../prompt/manifest.ts";
@@ -129,7 +129,10 @@ const SESSION_COMMANDS: Record<SessionCommandName, SessionCommand> = {
   task: (session, text) => changeState(session, taskCommand(text)),
   compact: (session) => compactNow(session),
   manifest: (session, text) => manifestCommand(session, text),
-  cost: (session) => out("cost", costLines(session.cost.figures(session.settings.prices), session.settings.prices, { resumed: session.resumed })),
+  cost: (session) => {
+    const prices = pricesFor(session.settings);
+    return out("cost", costLines(session.cost.figures(prices), prices, { resumed: session.resumed }));
+  },
   window: (session) => windowCommand(session),
   undo: (session, text) => undoCommand(session, "undo", text),
   redo: (session, text) => undoCommand(session, "redo", text),
