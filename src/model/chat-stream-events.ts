@@ -24,6 +24,7 @@ import { notResponsesApiError, streamCutError, streamFailure, toApiErrorPayload,
 import { mapRecordedStream, type StreamMapper } from "./stream-events.ts";
 import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
 import { reportedTokens } from "./token-count.ts";
+import { createThinkSplitter, type ThinkPiece } from "./think-tags.ts";
 
 type Json = Record<string, unknown>;
 
@@ -145,6 +146,16 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
     return out;
   }
 
+  /** A leading <think> block in `content` is reasoning (think-tags.ts). */
+  const think = createThinkSplitter();
+  function fromThinkPieces(pieces: readonly ThinkPiece[]): ModelStreamEvent[] {
+    return pieces.map((p) => {
+      if (p.kind === "reasoning") return { type: "reasoning_delta", delta: p.text };
+      text += p.text;
+      return { type: "text_delta", delta: p.text };
+    });
+  }
+
   function choiceDelta(choice: Json): ModelStreamEvent[] {
     const out: ModelStreamEvent[] = [];
     const delta = isObject(choice.delta) ? choice.delta : {};
@@ -165,11 +176,12 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
         }
       }
     }
-    for (const part of [str(delta.content), str(delta.refusal)]) {
-      if (part) {
-        text += part;
-        out.push({ type: "text_delta", delta: part });
-      }
+    const content = str(delta.content);
+    if (content) out.push(...fromThinkPieces(think.push(content)));
+    const refusal = str(delta.refusal);
+    if (refusal) {
+      text += refusal;
+      out.push({ type: "text_delta", delta: refusal });
     }
     const toolCalls = Array.isArray(delta.tool_calls) ? delta.tool_calls.filter(isObject) : [];
     for (const call of toolCalls) out.push(...toolCallDelta(call));
@@ -194,7 +206,7 @@ export function createChatStreamMapper(ctx: ErrorContext): StreamMapper {
 
   function complete(reason: string): ModelStreamEvent[] {
     const { status, incompleteReason } = statusFor(reason);
-    const out: ModelStreamEvent[] = [];
+    const out: ModelStreamEvent[] = fromThinkPieces(think.end());
     const toolCalls: ToolCallRequest[] = [];
     const unnamed = calls.findIndex((c) => c.name === "");
     if (status === "completed" && unnamed >= 0) {

@@ -93,7 +93,16 @@ export function contextLengthError(payload: ApiErrorPayload, status?: number): M
  */
 function isContextOverflow(payload: ApiErrorPayload): boolean {
   if (payload.code === "context_length_exceeded" || payload.code === "exceed_context_size_error" || payload.type === "exceed_context_size_error") return true;
-  return /maximum context length|context (length|size|window)|too many tokens|exceeds? the (model'?s? )?(context|max(imum)? (input|prompt))/i.test(payload.message ?? "");
+  return /maximum context length|context (length|size|window)|too many tokens|exceeds? the (model'?s? )?(context|max(imum)? (input|prompt))|must have less than \d+ tokens|max_new_tokens`? must be <=/i.test(payload.message ?? "");
+}
+
+/**
+ * A model that cannot read the image it was sent, as local servers say it (llama.cpp without its
+ * mmproj: HTTP 500 "image input is not supported"; Ollama: "missing data required for image
+ * input"). Not the server failing: retrying sends the same image again.
+ */
+export function isImageRefusal(payload: ApiErrorPayload): boolean {
+  return /image input is not supported|missing data required for image input|does not support (images|image input|vision)|images? (are|is) not supported/i.test(payload.message ?? "");
 }
 
 function isQuota(payload: ApiErrorPayload): boolean {
@@ -104,7 +113,17 @@ function isQuota(payload: ApiErrorPayload): boolean {
 export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorContext): ModelErrorEvent {
   const where = `${ctx.baseURL}${endpointOf(ctx)}`;
   const said = detail(payload);
-  if (((status === 400 || status === 413) && isContextOverflow(payload)) || payload.code === "context_length_exceeded") return contextLengthError(payload, status);
+  // 422: Hugging Face TGI's "Input validation error: `inputs` must have less than 4096 tokens".
+  if (((status === 400 || status === 413 || status === 422) && isContextOverflow(payload)) || payload.code === "context_length_exceeded") return contextLengthError(payload, status);
+  if (isImageRefusal(payload)) {
+    return error(
+      "bad_request",
+      `HTTP ${status} from ${where}: ${ctx.model ? `model '${ctx.model}'` : "the model"} does not accept images (${said}). ` +
+        "Use a model that reads images (llama.cpp needs its --mmproj file), or send the message without the image.",
+      false,
+      status,
+    );
+  }
   if (status === 401) {
     const why = ctx.keyIsPlaceholder
       ? "OPENAI_API_KEY is not set, so valarmind sent a placeholder key, and this server wants a real one"
@@ -141,7 +160,7 @@ export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorCo
     return error(
       "server",
       `HTTP ${status} from ${where}${retriesNote(ctx)}: the server failed (${said}). ` +
-        "It may be overloaded or down; try again later (https://status.openai.com).",
+        `It may be overloaded or down; try again later${/(^|\/\/)api\.openai\.com/.test(ctx.baseURL) ? " (https://status.openai.com)" : ""}.`,
       true,
       status,
     );

@@ -13,6 +13,7 @@ import {
   abortedError,
   connectionError,
   httpError,
+  isImageRefusal,
   noApiKeyError,
   toApiErrorPayload,
   unexpectedError,
@@ -20,6 +21,7 @@ import {
   type ErrorContext,
   type ModelErrorEvent,
 } from "./model-errors.ts";
+import { sseErrorFieldFetch } from "./sse-error-field.ts";
 import {
   abortableSleep,
   decideRetry,
@@ -123,7 +125,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
     (loading ??= import("openai").then((sdk) => ({
       sdk,
       // logLevel off: the SDK would print unparsable stream lines to the console (above the REPL, into chat -p's stderr).
-      client: new sdk.default({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logLevel: "off" }),
+      client: new sdk.default({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logLevel: "off", fetch: sseErrorFieldFetch() }),
     })));
 
   function classify(error: unknown, sdk: Sdk, model: string, endpoint?: string): Failure {
@@ -142,7 +144,8 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
       const payload = toApiErrorPayload(error.error);
       payload.message ??= truncate(error.message);
       return {
-        retry: { status, code: payload.code, headers: error.headers },
+        // An image the model cannot read fails the same way every time, whatever the status says.
+        retry: isImageRefusal(payload) ? {} : { status, code: payload.code, headers: error.headers },
         report: (retries) => httpError(status, payload, { ...ctxFor(model, retries), endpoint }),
         label: `HTTP ${status}${payload.code ? ` ${payload.code}` : ""}`,
       };
