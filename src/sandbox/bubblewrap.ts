@@ -5,8 +5,8 @@
  * create those namespaces here (containers often forbid them). macOS would use Seatbelt
  * (`sandbox-exec`); not implemented, so there the sandbox is reported unavailable.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
 
 export type SandboxMode = "workspace-write" | "read-only" | "off";
 
@@ -36,7 +36,7 @@ export function probeBubblewrap(path = defaultBubblewrapPath()): BubblewrapProbe
 function runProbe(path: string): BubblewrapProbe {
   if (process.platform !== "linux") return { available: false, reason: `the shell sandbox is implemented for Linux only (this is ${process.platform})` };
   if (!existsSync(path)) return { available: false, reason: `bubblewrap is not installed (${path} not found)` };
-  const args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "true"];
+  const args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "true"];
   const run = Bun.spawnSync(args, { stdout: "ignore", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
   if (run.exitCode === 0) return { available: true, path };
   const why = run.stderr.toString().trim().split("\n")[0] ?? "";
@@ -54,18 +54,65 @@ export function sandboxUnavailableNotice(reason: string): string {
 
 /**
  * bwrap's argv (without the command) for a command run in `root`. Later mounts cover earlier
- * ones: the whole file system read-only, a private /tmp, then the workspace (read-write unless
- * read-only mode) with its top-level `.git/` and `.valarmind/` read-only again.
+ * ones: the whole file system read-only, a private /tmp (and, without network, empty /run and
+ * /var/run), then the workspace (read-write unless read-only mode) with `.git/`, `.valarmind/`
+ * and git's hook directories read-only again (`guardedPaths`). No capabilities, whoever runs it.
  */
 export function bubblewrapArgs(bwrap: string, root: string, policy: SandboxPolicy): string[] {
   const args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+  // Without network, host services listening on unix sockets are out of reach too (the Docker
+  // socket is root on the host; the session bus runs anything): connect() needs no write access,
+  // so the read-only view alone would not stop it. With network, /run keeps resolv.conf's target.
+  if (!policy.network) for (const dir of RUNTIME_DIRS) if (isRealDirectory(dir)) args.push("--tmpfs", dir);
   args.push(policy.mode === "read-only" ? "--ro-bind" : "--bind", root, root);
-  for (const guarded of [".git", ".valarmind"]) {
-    const path = join(root, guarded);
-    if (existsSync(path)) args.push("--ro-bind", path, path);
-  }
+  for (const path of guardedPaths(root)) args.push("--ro-bind", path, path);
+  // Root in a container keeps every capability inside bwrap's namespaces: it could remount / read-write or unmount the guards.
+  args.push("--cap-drop", "ALL");
   args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
   if (!policy.network) args.push("--unshare-net");
+  // Compilers and test runners write to $TMPDIR; only the private /tmp is writable.
+  args.push("--setenv", "TMPDIR", "/tmp");
   args.push("--die-with-parent", "--new-session", "--chdir", root, "--");
   return args;
+}
+
+/** Where host services keep their sockets. */
+const RUNTIME_DIRS = ["/run", "/var/run"];
+
+function isRealDirectory(path: string): boolean {
+  try {
+    const info = lstatSync(path);
+    return info.isDirectory() && !info.isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What a command must not write even in workspace-write mode, because something outside the
+ * sandbox runs it: `.git/` (hooks, config) and `.valarmind/`, and the hook directories git is told
+ * to use instead — husky's `.husky/`, `.githooks/`, `.git-hooks/` and `core.hooksPath` in
+ * `.git/config` when it points inside the workspace.
+ */
+export function guardedPaths(root: string): string[] {
+  const candidates = [".git", ".valarmind", ".husky", ".githooks", ".git-hooks"].map((name) => join(root, name));
+  const hooksPath = configuredHooksPath(root);
+  if (hooksPath !== undefined) candidates.push(hooksPath);
+  const inside = (path: string) => {
+    const rel = relative(root, path);
+    return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+  };
+  return [...new Set(candidates)].filter((path) => inside(path) && existsSync(path));
+}
+
+/** `core.hooksPath` from the repository's own config, resolved against the workspace (undefined when unset). */
+function configuredHooksPath(root: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(root, ".git", "config"), "utf8");
+  } catch {
+    return undefined;
+  }
+  const value = /^\s*hookspath\s*=\s*(.+?)\s*$/im.exec(text)?.[1]?.replace(/^"(.*)"$/, "$1");
+  return value === undefined || value === "" ? undefined : resolve(root, value);
 }

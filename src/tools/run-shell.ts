@@ -6,7 +6,8 @@
  * the session's `outputs/` directory and the result names that file.
  */
 import { randomUUID } from "node:crypto";
-import { relative } from "node:path";
+import { chmodSync, existsSync, lstatSync, readdirSync } from "node:fs";
+import { join, relative } from "node:path";
 import { bubblewrapArgs, defaultBubblewrapPath, probeBubblewrap, type SandboxMode } from "../sandbox/bubblewrap.ts";
 import { awaitNamespaceEnd, describeEscaped, findEscapedProcesses, RUN_MARKER_VAR } from "../sandbox/escaped-processes.ts";
 import { buildShellEnv } from "../sandbox/shell-env.ts";
@@ -16,7 +17,7 @@ import { ShellOutputSpool, SPOOL_LIMITS, type SpoolLimits, type SpoolReport } fr
 import { runShellCommand, type ShellRun } from "./shell-process.ts";
 import { Type, type Static } from "@sinclair/typebox";
 import { defineTool, Nullable } from "./define-tool.ts";
-import type { PreparedCall, Tool, ToolContext, ToolResult } from "./types.ts";
+import type { PreparedCall, Preparation, Tool, ToolContext, ToolResult } from "./types.ts";
 
 /** The timeout bounds shown to the model come from settings, so the schema is made per tool. */
 function runShellParams(defaultTimeoutMs: number, maxTimeoutMs: number) {
@@ -75,6 +76,38 @@ function unsandboxedWarning(reason: string): string {
   );
 }
 
+/** Under Linux's 128 KiB limit for one argument, with room for bwrap's own. */
+const MAX_COMMAND_BYTES = 120_000;
+
+/**
+ * A sandboxed command in a folder without `.git/` can create one (`git init`) and, since only an
+ * existing `.git/` is mounted read-only, leave a hook that git runs unsandboxed on the user's
+ * first commit. Such hooks are made non-executable; what was done is said (undefined: nothing).
+ */
+function disarmNewHooks(root: string): string | undefined {
+  const hooks = join(root, ".git", "hooks");
+  let names: string[];
+  try {
+    names = readdirSync(hooks);
+  } catch {
+    return existsSync(join(root, ".git")) ? "note: this command created .git/; git runs its hooks outside the sandbox, so check .git/hooks and .git/config before your first commit" : undefined;
+  }
+  const disarmed: string[] = [];
+  for (const name of names) {
+    const path = join(hooks, name);
+    try {
+      const info = lstatSync(path);
+      if (!info.isFile() || name.endsWith(".sample") || (info.mode & 0o111) === 0) continue;
+      chmodSync(path, info.mode & ~0o111);
+      disarmed.push(name);
+    } catch {
+      // Gone meanwhile: nothing to disarm.
+    }
+  }
+  const note = "note: this command created .git/; git runs its hooks outside the sandbox";
+  return disarmed.length === 0 ? `${note}, so check .git/config (core.hooksPath) before your first commit` : `${note}: ${disarmed.join(", ")} made non-executable (chmod +x to keep one after reading it)`;
+}
+
 function oneLine(command: string): string {
   const first = command.split("\n")[0] ?? "";
   const short = first.length > 80 ? `${first.slice(0, 77)}...` : first;
@@ -125,6 +158,7 @@ export function createRunShellTool(options: RunShellOptions): Tool {
     const timeoutMs = args.timeout_ms ?? options.timeoutMs;
     if (ctx.signal.aborted) return { forModel: "Aborted before the command started.", summary: "run_shell: aborted", isError: true };
     const marker = randomUUID();
+    const hadGit = existsSync(join(ctx.root, ".git"));
     const spool = ctx.outputDir !== undefined ? new ShellOutputSpool(ctx.outputDir, ctx.callId ?? marker, options.spoolLimits ?? SPOOL_LIMITS) : undefined;
     const result = await runShellCommand(args.command, {
       cwd: ctx.root,
@@ -137,7 +171,7 @@ export function createRunShellTool(options: RunShellOptions): Tool {
     });
     // In the sandbox the PID namespace is ending everything; outside it, say what is still running.
     const left = confinement.kind === "sandbox" ? await awaitNamespaceEnd(marker, NAMESPACE_END_MS) : findEscapedProcesses(marker);
-    const escaped = describeEscaped(left);
+    const escaped = [describeEscaped(left), hadGit || confinement.kind !== "sandbox" ? undefined : disarmNewHooks(ctx.root)].filter((note) => note !== undefined).join("\n") || undefined;
     const seconds = (result.durationMs / 1000).toFixed(1);
     const outcome = result.aborted ? "aborted" : result.timedOut ? "timed out" : result.exitCode === null ? `signal ${result.signal}` : `exit ${result.exitCode}`;
     const text = formatShellRun(args.command, result, timeoutMs, ctx.root);
@@ -156,7 +190,13 @@ export function createRunShellTool(options: RunShellOptions): Tool {
     // A command names no paths the registry can know; its output is still worth keeping.
     workingSetPriority: 0.5,
     describe: (args) => `run \`${oneLine(args.command)}\``,
-    async prepare(args, ctx): Promise<PreparedCall> {
+    async prepare(args, ctx): Promise<Preparation> {
+      // One command line carries at most 128 KiB (E2BIG): refused before anyone is asked, not after.
+      const bytes = Buffer.byteLength(args.command, "utf8");
+      if (bytes > MAX_COMMAND_BYTES) {
+        const forModel = `Error: the command is ${bytes} bytes, more than one command line can carry (${MAX_COMMAND_BYTES}); nothing was run. Write the long part with write_file, then run it with a short command.`;
+        return { ready: false, result: { forModel, summary: `run_shell: command too long (${bytes} bytes)`, isError: true } };
+      }
       const confinement = confinementFor(options, ctx.root);
       const prepared: PreparedCall = { ready: true, kind: "shell", description: `run \`${oneLine(args.command)}\``, apply: () => run(args, ctx, confinement) };
       // Only a working read-only sandbox keeps a command from changing files no checkpoint sees.
