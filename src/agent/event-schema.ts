@@ -90,6 +90,7 @@ export const AgentEventSchema = Type.Union([
     name: Type.String(),
     description: Type.String(),
     diff: Type.Optional(Type.String()),
+    command: Type.Optional(Type.String({ description: "run_shell: the whole command, when the one-line description shows only its start" })),
     warning: Type.Optional(Type.String({ description: "why the call asks even where the approval mode would allow it" })),
     remember: Type.Optional(SessionRemember),
   }),

@@ -69,6 +69,8 @@ export type AgentEvent =
       name: string;
       description: string;
       diff?: string;
+      /** run_shell: the whole command, when the one-line description shows only its start. */
+      command?: string;
       /** Why this call asks even where the approval mode would allow it; show it prominently. */
       warning?: string;
       /** What a session answer would remember; absent: only this call can be allowed. */

@@ -50,6 +50,8 @@ export interface ApprovalQuestion {
   name: string;
   description: string;
   diff?: string;
+  /** run_shell: the whole command, when the one-line description shows only its start. */
+  command?: string;
 }
 
 /** What the agent's `ask` callback receives; it becomes an `approval_request` event. */

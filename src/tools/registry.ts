@@ -183,7 +183,13 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     if (verdict === "deny" || !ask) {
       return { allowed: false, result: failure(`Refused: ${gate.refusal(subject, prepared.kind)}`, `refused (no terminal to ask): ${prepared.description}`) };
     }
-    const request = { callId: call.callId, name: call.name, description: prepared.description, ...(prepared.diff !== undefined ? { diff: prepared.diff } : {}) };
+    const request = {
+      callId: call.callId,
+      name: call.name,
+      description: prepared.description,
+      ...(prepared.diff !== undefined ? { diff: prepared.diff } : {}),
+      ...(prepared.command !== undefined ? { command: prepared.command } : {}),
+    };
     const decision: ApprovalDecision = await gate.confirm(request, subject, ask, ctx.signal);
     if (decision.kind !== "deny") return { allowed: true };
     const note = decision.note ? ` (${decision.note})` : "";

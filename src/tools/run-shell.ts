@@ -199,6 +199,8 @@ export function createRunShellTool(options: RunShellOptions): Tool {
       }
       const confinement = confinementFor(options, ctx.root);
       const prepared: PreparedCall = { ready: true, kind: "shell", description: `run \`${oneLine(args.command)}\``, apply: () => run(args, ctx, confinement) };
+      // What is approved is the whole command: a second line (\`curl … | sh\`) must be on screen too.
+      if (oneLine(args.command) !== args.command) prepared.command = args.command;
       // Only a working read-only sandbox keeps a command from changing files no checkpoint sees.
       if (confinement.kind !== "sandbox" || (options.sandbox ?? "workspace-write") !== "read-only") prepared.untrackedEffects = args.command;
       if (confinement.kind === "unavailable") {

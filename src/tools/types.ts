@@ -44,6 +44,8 @@ export interface PreparedCall {
   kind: ToolKind;
   description: string;
   diff?: string;
+  /** run_shell: the whole command, shown in the approval when `description` shows only its start. */
+  command?: string;
   /**
    * Why this call must ask even where the approval mode would allow it (a git hook, a file with
    * several hard links); only full-auto skips the question.

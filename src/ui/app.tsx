@@ -92,7 +92,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   }, [turn, exit, onExit]);
 
   const approval = state.live?.approval;
-  const budget = useLiveFrameBudget(rows, { text: (state.live?.openText ?? "").trim() !== "", approval: approval !== undefined, diff: approval?.diff !== undefined });
+  const budget = useLiveFrameBudget(rows, { text: (state.live?.openText ?? "").trim() !== "", approval: approval !== undefined, diff: approval?.diff !== undefined || approval?.command !== undefined });
   const answerApproval = useCallback(
     (decision: ApprovalDecision) => {
       if (!approval) return;

@@ -1,4 +1,4 @@
-import { Box, Text, useInput, usePaste, type DOMElement } from "ink";
+import { Box, Text, useInput, usePaste, useWindowSize, type DOMElement } from "ink";
 import { useRef, useState, type RefObject } from "react";
 import type { ApprovalDecision } from "../../agent/events.ts";
 import * as edit from "../input/editor-buffer.ts";
@@ -6,6 +6,7 @@ import { keyAction } from "../input/key-action.ts";
 import { terminalSafeLiteral } from "../terminal-safe-text.ts";
 import { useTheme } from "../theme-context.tsx";
 import { renderDiffLines } from "../transcript/diff-lines.ts";
+import { shownText, wrapRows } from "../input/editor-rows.ts";
 import type { PendingApproval } from "../transcript/transcript-items.ts";
 import { approvalChoices, type ApprovalChoice } from "./approval-choices.ts";
 
@@ -92,7 +93,8 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
     if (current !== undefined) setNoteBoth(edit.insertText(current, text.replace(/\s+/g, " ")));
   });
 
-  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines) : [];
+  const { columns } = useWindowSize();
+  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines) : approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN)) : [];
   return (
     // Compact (a short screen): no box, and the request on the title's line: three rows fewer.
     <Box flexDirection="column" {...(compact ? {} : { borderStyle: "round" as const, paddingX: 1 })}>
@@ -170,4 +172,22 @@ function CompactChoices({ choices, selected }: { choices: readonly ApprovalChoic
       <Text wrap="truncate-end">{theme.dim(`↑/↓ ${choices.length} answers · Enter · ${keys.join(" · ")} · Esc denies`)}</Text>
     </>
   );
+}
+
+/** The box's border and padding, and the "$ " before each row. */
+const COMMAND_ROW_MARGIN = 6;
+
+/**
+ * A command the description shows only the start of, whole, one row per line (every control
+ * visible), in the rows the frame leaves; what does not fit is counted, never silently left out.
+ */
+function commandLines(command: string, maxLines: number, width: number): string[] {
+  // Wrapped here, not by the terminal: one row per string, so the frame budget's count holds (a long
+  // line cut at the edge would hide its end, where `; curl … | sh` goes).
+  const lines = command.split("\n").flatMap((line, index) =>
+    wrapRows(line, width).map((row, part) => `${index === 0 && part === 0 ? "$ " : "  "}${shownText(line.slice(row.start, row.end))}`),
+  );
+  if (lines.length <= maxLines) return lines;
+  const shown = Math.max(0, maxLines);
+  return [...lines.slice(0, shown), `… ${lines.length - shown} more line(s) of this command`];
 }

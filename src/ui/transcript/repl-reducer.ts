@@ -201,6 +201,7 @@ function onAgentEvent(state: ReplState, live: LiveTurn, event: AgentEvent): Repl
         name: event.name,
         description: event.description,
         ...(event.diff === undefined ? {} : { diff: event.diff }),
+        ...(event.command === undefined ? {} : { command: event.command }),
         ...(event.warning === undefined ? {} : { warning: event.warning }),
         ...(event.remember === undefined ? {} : { remember: event.remember }),
         id: event.id,

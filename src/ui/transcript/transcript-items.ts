@@ -40,6 +40,8 @@ export interface PendingApproval {
   name: string;
   description: string;
   diff?: string;
+  /** run_shell: the whole command, when the description shows only its start. */
+  command?: string;
   /** Why this call asks even where the mode would allow it. */
   warning?: string;
   /** What "allow for this session" would remember; absent: no session choice is offered. */
