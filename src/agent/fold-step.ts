@@ -101,17 +101,17 @@ export interface SettleContext {
 export async function settleWindow(ctx: SettleContext, transcript: SessionTranscript, signal: AbortSignal, emit: (event: AgentEvent) => void): Promise<boolean> {
   const turn = ctx.memory.lastTurn;
   const before = ctx.memory.window.size;
-  let fold: NewRecord | undefined;
-  try {
-    fold = await foldWindowIfDue(ctx.memory, ctx.summarizer, ctx.folds, signal, ctx.notices);
-  } catch (error) {
+  const fold = await foldWindowIfDue(ctx.memory, ctx.summarizer, ctx.folds, signal, ctx.notices).catch((error: unknown) => {
     if (!signal.aborted) throw error;
-    // Cancelled (Ctrl-C): nothing folded, no failure to tell; the settle after the next turn decides again.
+    return "cancelled" as const;
+  });
+  if (fold === "cancelled") {
+    // Ctrl-C: nothing folded, no failure to tell; the settle after the next turn decides again.
     ctx.notices.push("folding the window was cancelled: nothing was folded; it is decided again after the next answer");
     return false;
   }
   const folded = fold?.kind === "summary";
-  if (fold?.kind === "summary") {
+  if (folded) {
     transcript.append(fold);
     emit({ type: "window_slid", foldedTurns: before - ctx.memory.window.size, summaryTokens: fold.tokens ?? ctx.count(fold.text) });
     // The cached part of the next request breaks here anyway (the summary changed), so the state

@@ -5,32 +5,30 @@
  * for as long as the session lasts; past the cap the response is cancelled (the server sees the
  * connection close) and the call it carried fails with a message saying why.
  */
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+import { fetchTransformingBodies, type BodyTransform, type FetchLike } from "../fetch-body-transform.ts";
 
-export function boundedFetch(maxBytes: number, base: FetchLike = fetch): FetchLike {
-  return async (url, init) => {
-    const response = await base(url, init);
-    if (!response.body) return response;
-    let sinceBoundary = 0;
-    let previous = 0;
-    const limited = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          // Bytes since the last blank line ("\n\n", "\r\n\r\n" ends with "\n\n" too): the current event's.
-          for (let i = 0; i < chunk.length; i++) {
-            const byte = chunk[i] ?? 0;
-            if (byte === 0x0a && previous === 0x0a) sinceBoundary = 0;
-            else if (byte !== 0x0d) sinceBoundary++;
-            if (byte !== 0x0d) previous = byte;
-          }
-          if (sinceBoundary > maxBytes) {
-            controller.error(new Error(`the server sent one message of more than ${maxBytes} bytes; it was not read further`));
-            return;
-          }
-          controller.enqueue(chunk);
-        },
-      }),
-    );
-    return new Response(limited, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
+export function boundedFetch(maxBytes: number, base?: FetchLike): FetchLike {
+  return fetchTransformingBodies(() => messageCap(maxBytes), base);
+}
+
+/** Errors (cancelling the response) once one message passes `maxBytes`. */
+function messageCap(maxBytes: number): BodyTransform {
+  let sinceBoundary = 0;
+  let previous = 0;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      // Bytes since the last blank line ("\n\n", "\r\n\r\n" ends with "\n\n" too): the current event's.
+      for (let i = 0; i < chunk.length; i++) {
+        const byte = chunk[i] ?? 0;
+        if (byte === 0x0a && previous === 0x0a) sinceBoundary = 0;
+        else if (byte !== 0x0d) sinceBoundary++;
+        if (byte !== 0x0d) previous = byte;
+      }
+      if (sinceBoundary > maxBytes) {
+        controller.error(new Error(`the server sent one message of more than ${maxBytes} bytes; it was not read further`));
+        return;
+      }
+      controller.enqueue(chunk);
+    },
+  });
 }

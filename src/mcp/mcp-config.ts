@@ -7,6 +7,7 @@
  * server, names the tool names can carry), naming the file and the field.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { parsedWithoutCredentials, withoutCredentials } from "../secrets/url-credentials.ts";
 
 export const McpServerSchema = Type.Object(
   {
@@ -127,11 +128,7 @@ export function shownPart(part: string): string {
 
 /** A server's URL as shown: as the URL parser reads it (percent-encoded, its host in ASCII), without user name or password. */
 function shownUrl(url: string): string {
-  const parsed = URL.parse(url);
-  if (!parsed) return shownPart(url);
-  parsed.username = "";
-  parsed.password = "";
-  return shownPart(parsed.href);
+  return shownPart(parsedWithoutCredentials(url)?.href ?? withoutCredentials(url));
 }
 
 export function describeServer(server: McpServerConfig): string {

@@ -8,9 +8,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ReadBuffer, serializeMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { serializeMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { oneLine } from "../one-line.ts";
 
 export interface StdioServerParams {
   command: string;
@@ -21,7 +22,7 @@ export interface StdioServerParams {
 }
 
 const STDERR_TAIL_CHARS = 2048;
-/** The SDK's ReadBuffer holds at most this much of one message (STDIO_DEFAULT_MAX_BUFFER_SIZE). */
+/** One message is at most this much (STDIO_DEFAULT_MAX_BUFFER_SIZE, as in the SDK's transport). */
 const MAX_MESSAGE_MB = STDIO_DEFAULT_MAX_BUFFER_SIZE / (1024 * 1024);
 const EXIT_AFTER_STDIN_MS = 500;
 const EXIT_AFTER_TERM_MS = 1000;
@@ -62,7 +63,7 @@ export class ProcessGroupStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private child: ChildProcess | undefined;
-  private readonly buffer = new AnswerReadBuffer();
+  private readonly buffer = new LineBuffer();
   private stderr = "";
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -122,19 +123,25 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   private readMessages(): void {
-    for (;;) {
+    for (let line = this.buffer.nextLine(); line !== undefined; line = this.buffer.nextLine()) {
+      let value: unknown;
       try {
-        const message = this.buffer.readMessage();
-        if (message === null) return;
-        this.onmessage?.(message);
+        value = JSON.parse(line);
       } catch (error) {
-        // A line that is not JSON-RPC (a stray print) is reported and skipped. One that answers a
-        // request by its id, but malformed ("result": null, a string "error"), fails that request
-        // now: skipped, the caller would wait out its whole timeout for an answer already given.
-        const id = this.buffer.lastBadLineId;
-        if (id !== undefined) this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32603, message: `the server's answer was not valid JSON-RPC (${firstLineOf(error)})` } });
-        else this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        // A line that is not JSON-RPC (a stray print) is reported and skipped.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        continue;
       }
+      const parsed = JSONRPCMessageSchema.safeParse(value);
+      if (parsed.success) {
+        this.onmessage?.(parsed.data);
+        continue;
+      }
+      // One that answers a request by its id, but malformed ("result": null, a string "error"),
+      // fails that request now: skipped, the caller would wait out its whole timeout for it.
+      const id = idOf(value);
+      if (id !== undefined) this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32603, message: `the server's answer was not valid JSON-RPC (${oneLine(parsed.error.message, 200)})` } });
+      else this.onerror?.(parsed.error);
     }
   }
 
@@ -191,32 +198,38 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 }
 
-function firstLineOf(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  const line = text.split("\n").find((l) => l.trim() !== "") ?? text;
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+/**
+ * Newline-framed messages from the server's stdout, as the SDK's ReadBuffer frames them (at most
+ * STDIO_DEFAULT_MAX_BUFFER_SIZE for one), but handing out each line: a line that is not a valid
+ * JSON-RPC message may still name the request it answers.
+ */
+class LineBuffer {
+  private pending: Buffer | undefined;
+
+  append(chunk: Buffer): void {
+    if ((this.pending?.length ?? 0) + chunk.length > STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${STDIO_DEFAULT_MAX_BUFFER_SIZE} bytes`);
+    }
+    this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+  }
+
+  /** The next whole line (without its \r\n or \n), or undefined until one has arrived. */
+  nextLine(): string | undefined {
+    const end = this.pending?.indexOf("\n") ?? -1;
+    if (!this.pending || end === -1) return undefined;
+    const line = this.pending.toString("utf8", 0, end).replace(/\r$/, "");
+    this.pending = this.pending.subarray(end + 1);
+    return line;
+  }
+
+  clear(): void {
+    this.pending = undefined;
+  }
 }
 
-/** The SDK's ReadBuffer, remembering the id of the last line that failed to parse as JSON-RPC (when it had one). */
-class AnswerReadBuffer extends ReadBuffer {
-  lastBadLineId: string | number | undefined;
-
-  override readMessage(): JSONRPCMessage | null {
-    this.lastBadLineId = undefined;
-    const pending = (this as unknown as { _buffer?: Buffer })._buffer;
-    const end = pending?.indexOf("\n") ?? -1;
-    try {
-      return super.readMessage();
-    } catch (error) {
-      if (pending && end !== -1) {
-        try {
-          const parsed = JSON.parse(pending.toString("utf8", 0, end)) as { id?: unknown };
-          if (typeof parsed.id === "string" || (typeof parsed.id === "number" && Number.isFinite(parsed.id))) this.lastBadLineId = parsed.id;
-        } catch {
-          // Not JSON at all: a stray print.
-        }
-      }
-      throw error;
-    }
-  }
+/** The id a JSON value carries as a JSON-RPC id, if any. */
+function idOf(value: unknown): string | number | undefined {
+  const id = (value as { id?: unknown } | null)?.id;
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : undefined;
 }

@@ -6,7 +6,7 @@
  * fetch rewrites such a line as `data: {"error": …}`, which the stream mappers already classify
  * (a context overflow compacts the window and retries).
  */
-export type FetchLike = (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
+import { fetchTransformingBodies, type BodyTransform, type FetchLike } from "../fetch-body-transform.ts";
 
 const ERROR_FIELD = /^error:[ ]?(.*?)\r?$/gm;
 
@@ -20,33 +20,27 @@ function asDataLine(value: string): string {
   return `data: ${JSON.stringify({ error })}`;
 }
 
-export function rewriteSseErrorFields(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+function rewriteSseErrorFields(): BodyTransform {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let carry = "";
   const rewrite = (text: string) => text.replace(ERROR_FIELD, (_, value: string) => asDataLine(value));
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        carry += decoder.decode(chunk, { stream: true });
-        const end = carry.lastIndexOf("\n");
-        if (end === -1) return;
-        controller.enqueue(encoder.encode(rewrite(carry.slice(0, end + 1))));
-        carry = carry.slice(end + 1);
-      },
-      flush(controller) {
-        carry += decoder.decode();
-        if (carry !== "") controller.enqueue(encoder.encode(rewrite(carry)));
-      },
-    }),
-  );
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      carry += decoder.decode(chunk, { stream: true });
+      const end = carry.lastIndexOf("\n");
+      if (end === -1) return;
+      controller.enqueue(encoder.encode(rewrite(carry.slice(0, end + 1))));
+      carry = carry.slice(end + 1);
+    },
+    flush(controller) {
+      carry += decoder.decode();
+      if (carry !== "") controller.enqueue(encoder.encode(rewrite(carry)));
+    },
+  });
 }
 
 /** `base`, with event-stream bodies passed through rewriteSseErrorFields. */
-export function sseErrorFieldFetch(base: FetchLike = fetch): FetchLike {
-  return async (url, init) => {
-    const response = await base(url, init);
-    if (!response.body || !(response.headers.get("content-type") ?? "").includes("text/event-stream")) return response;
-    return new Response(rewriteSseErrorFields(response.body), { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
+export function sseErrorFieldFetch(base?: FetchLike): FetchLike {
+  return fetchTransformingBodies((response) => ((response.headers.get("content-type") ?? "").includes("text/event-stream") ? rewriteSseErrorFields() : undefined), base);
 }

@@ -5,14 +5,11 @@
  */
 import { RedisClient } from "bun";
 import { describeError, ValarmindError } from "../errors.ts";
+import { parsedWithoutCredentials } from "../secrets/url-credentials.ts";
 
 /** The URL as it may be shown: no user name, no password. */
 export function displayRedisUrl(url: string): string {
-  const parsed = URL.parse(url);
-  if (!parsed) return "the configured Redis URL";
-  parsed.username = "";
-  parsed.password = "";
-  return parsed.toString().replace(/\/$/, "");
+  return parsedWithoutCredentials(url)?.toString().replace(/\/$/, "") ?? "the configured Redis URL";
 }
 
 /** The server could not be reached (or dropped the connection): reads may fall back, writes fail. */

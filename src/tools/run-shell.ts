@@ -79,6 +79,14 @@ function unsandboxedWarning(reason: string): string {
 /** Under Linux's 128 KiB limit for one argument, with room for bwrap's own. */
 const MAX_COMMAND_BYTES = 120_000;
 
+/** One command line carries at most 128 KiB (E2BIG): a longer command is refused before anyone is asked, not after. */
+function tooLong(command: string): ToolResult | undefined {
+  const bytes = Buffer.byteLength(command, "utf8");
+  if (bytes <= MAX_COMMAND_BYTES) return undefined;
+  const forModel = `Error: the command is ${bytes} bytes, more than one command line can carry (${MAX_COMMAND_BYTES}); nothing was run. Write the long part with write_file, then run it with a short command.`;
+  return { forModel, summary: `run_shell: command too long (${bytes} bytes)`, isError: true };
+}
+
 /**
  * A sandboxed command in a folder without `.git/` can create one (`git init`) and, since only an
  * existing `.git/` is mounted read-only, leave a hook that git runs unsandboxed on the user's
@@ -191,12 +199,8 @@ export function createRunShellTool(options: RunShellOptions): Tool {
     workingSetPriority: 0.5,
     describe: (args) => `run \`${oneLine(args.command)}\``,
     async prepare(args, ctx): Promise<Preparation> {
-      // One command line carries at most 128 KiB (E2BIG): refused before anyone is asked, not after.
-      const bytes = Buffer.byteLength(args.command, "utf8");
-      if (bytes > MAX_COMMAND_BYTES) {
-        const forModel = `Error: the command is ${bytes} bytes, more than one command line can carry (${MAX_COMMAND_BYTES}); nothing was run. Write the long part with write_file, then run it with a short command.`;
-        return { ready: false, result: { forModel, summary: `run_shell: command too long (${bytes} bytes)`, isError: true } };
-      }
+      const refused = tooLong(args.command);
+      if (refused) return { ready: false, result: refused };
       const confinement = confinementFor(options, ctx.root);
       const prepared: PreparedCall = { ready: true, kind: "shell", description: `run \`${oneLine(args.command)}\``, apply: () => run(args, ctx, confinement) };
       // What is approved is the whole command: a second line (\`curl … | sh\`) must be on screen too.
@@ -209,6 +213,6 @@ export function createRunShellTool(options: RunShellOptions): Tool {
       }
       return prepared;
     },
-    execute: (args, ctx) => run(args, ctx, confinementFor(options, ctx.root)),
+    execute: async (args, ctx) => tooLong(args.command) ?? run(args, ctx, confinementFor(options, ctx.root)),
   });
 }
