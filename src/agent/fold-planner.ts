@@ -39,6 +39,8 @@ export class FoldPlanner {
   private lastItems: Manifest["items"] = [];
   private turnRequests = 0;
   private turnsRun = 0;
+  /** The turn the last turn request was for: its window held the turns before it. */
+  private requestTurn = 0;
 
   constructor(
     private readonly settings: Settings,
@@ -54,6 +56,7 @@ export class FoldPlanner {
       ...(input.tools && { tools: input.tools }),
       ...(input.sources && { sources: input.sources }),
     };
+    this.requestTurn = input.turn;
   }
 
   /** After the turn request was built. */
@@ -93,6 +96,6 @@ export class FoldPlanner {
   /** What a fold request repeats of the last turn request, so it rides that request's cache. */
   context(memory: ShortTermMemory): FoldContext | undefined {
     if (!this.base) return undefined;
-    return { input: { ...this.base, turn: memory.lastTurn + 1, memory: memory.peek() }, ...(this.why && { economics: this.why }) };
+    return { input: { ...this.base, turn: memory.lastTurn + 1, memory: memory.peek() }, shownBefore: this.requestTurn, ...(this.why && { economics: this.why }) };
   }
 }

@@ -65,6 +65,13 @@ export const FOLD_DEADLINE_MS = 120_000;
 /** What a cache-riding fold request repeats: the turn request's input, and why the fold happens now. */
 export interface FoldContext {
   input: Omit<BuildInput, "task">;
+  /**
+   * The last turn request was for this turn: its window held the turns before it. The turn that
+   * ran since is left out of the fold request when it is not folded, so the request repeats the
+   * last one's prefix and adds only its own message (the newest answer would be its first and
+   * only uncached copy, sent again after the fold anyway).
+   */
+  shownBefore?: number;
   economics?: string;
 }
 
@@ -145,13 +152,16 @@ export class ModelSummarizer implements Summarizer {
     const context = await this.options.foldContext?.();
     const first = turns[0];
     const last = turns.at(-1);
-    const window = context?.input.memory?.turns ?? [];
-    if (!context || !first || !last || window[0]?.turn !== first.turn || window[turns.length - 1]?.turn !== last.turn) return undefined;
+    const whole = context?.input.memory?.turns ?? [];
+    const shown = context?.shownBefore === undefined ? whole : whole.filter((turn) => turn.turn < (context.shownBefore ?? 0));
+    const window = last && shown.some((turn) => turn.turn === last.turn) ? shown : whole;
+    if (!context?.input.memory || !first || !last || window[0]?.turn !== first.turn || window[turns.length - 1]?.turn !== last.turn) return undefined;
     // The budget is per request, fold requests included (a small local model may allow no more).
     const budget = this.options.settings.maxContextTokens;
     try {
       const built = await buildRequest({
         ...context.input,
+        memory: { ...context.input.memory, turns: window },
         turn: this.options.currentTurn(),
         purpose: "summary",
         regions: foldRequestRegions(),

@@ -122,12 +122,14 @@ describe("window sliding", () => {
     expect(request?.body.prompt_cache_key).toBe(`valarmind-${session.sessionId}`);
     expect(request?.body.tools).toEqual(lastTurn?.body.tools);
     expect(request?.body.instructions).toBe(lastTurn?.body.instructions);
-    expect(userMessages(request)).toEqual(Array.from({ length: 20 }, (_, i) => `message ${i + 1}`));
-    // ...repeating the last turn request through its user message, then asking for the fold.
+    expect(userMessages(request)).toEqual(Array.from({ length: 19 }, (_, i) => `message ${i + 1}`));
+    // ...repeating the last turn request up to its user message, then asking for the fold: turn 20
+    // is kept, and its answer would be the only uncached part besides the ask.
     const turnInput = (lastTurn?.body.input ?? []) as unknown[];
     const foldInput = (request?.body.input ?? []) as unknown[];
-    const through = turnInput.findIndex((item) => JSON.stringify(item).includes('"content":"message 20"')) + 1;
+    const through = turnInput.findIndex((item) => JSON.stringify(item).includes('"content":"message 20"'));
     expect(through).toBeGreaterThan(0);
+    expect(foldInput).toHaveLength(through + 1);
     expect(foldInput.slice(0, through)).toEqual(turnInput.slice(0, through));
     expect(JSON.stringify(foldInput.at(-1))).toContain('<fold_request turns=\\"1–16\\" count=\\"16\\"');
     expect(recordsOf(session, "summary")).toEqual([expect.objectContaining({ from_turn: 1, through_turn: 16, summarizer: "model", text: MODEL_SUMMARY })]);
