@@ -30,6 +30,7 @@ import { callsOf, fullHistoryInput, requestShape, requestTokens, sharedPrefix, t
 import { lastUserText, startFakeResponsesServer, textStream, toolCallStream } from "../test/support/fake-responses-server.ts";
 import { createUsageSimulator } from "../test/support/usage-simulation.ts";
 import { median, type BenchContext, type BenchRow } from "./harness.ts";
+import { inputItemText } from "../src/model/input-item-text.ts";
 
 interface TurnTiming {
   turn: number;
@@ -166,7 +167,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
     const places: string[] = [];
     if (lastShape.instructions.includes(needle)) places.push("instructions");
     for (const item of lastShape.input) {
-      const text = item.type === "message" ? item.content : item.type === "function_call" ? item.arguments : item.output;
+      const text = inputItemText(item);
       if (!text.includes(needle)) continue;
       if (text.includes("<working_state")) places.push("state");
       else if (text.includes("<conversation_summary")) places.push("summary");

@@ -35,6 +35,7 @@ import { callsOf, fullHistoryInput, requestShape } from "../test/agent/support/r
 import { startFakeResponsesServer, textStream, toolCallStream } from "../test/support/fake-responses-server.ts";
 import { cacheableText, createUsageSimulator } from "../test/support/usage-simulation.ts";
 import type { BenchContext, BenchRow } from "./harness.ts";
+import { inputItemText } from "../src/model/input-item-text.ts";
 
 interface SessionFigures {
   name: string;
@@ -71,7 +72,7 @@ export function repeatedBlock(text: string, size = 200): string {
 
 function modelText(body: Record<string, unknown>): string {
   const shape = requestShape(body);
-  return [shape.instructions, ...shape.input.map((item) => (item.type === "message" ? item.content : item.type === "function_call" ? item.arguments : item.output))].join("\n");
+  return [shape.instructions, ...shape.input.map(inputItemText)].join("\n");
 }
 
 async function runSession(ctx: BenchContext, name: string, turns: ScriptedTurnReply[], options: { files?: Record<string, string>; settings?: Partial<Settings>; facts?: boolean } = {}): Promise<{ figures: SessionFigures; perRequest: Array<Record<string, unknown>> }> {

@@ -81,11 +81,12 @@ function addUsage(a: Usage, b: Usage): Usage {
 }
 
 type StepResult =
-  | { kind: "answer"; text: string; calls: ToolCallRequest[]; status: "completed" | "incomplete"; incompleteReason?: string; dropped?: string[]; usage: Usage | undefined }
+  | { kind: "answer"; text: string; reasoning: string; calls: ToolCallRequest[]; status: "completed" | "incomplete"; incompleteReason?: string; dropped?: string[]; usage: Usage | undefined }
   | { kind: "error"; errorKind: ModelErrorKind; message: string; text: string };
 
 async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: TurnLoopEvent) => void, signal: AbortSignal): Promise<StepResult> {
   let text = "";
+  let reasoning = "";
   for await (const event of model.stream(request, signal)) {
     switch (event.type) {
       case "text_delta":
@@ -94,6 +95,7 @@ async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: T
         emit({ type: "text_delta", delta: event.delta });
         break;
       case "reasoning_delta":
+        reasoning += event.delta;
         emit({ type: "reasoning_delta", delta: event.delta });
         break;
       case "retry":
@@ -103,6 +105,7 @@ async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: T
         return {
           kind: "answer",
           text: event.text || text,
+          reasoning,
           calls: event.toolCalls,
           status: event.status,
           ...(event.incompleteReason !== undefined && { incompleteReason: event.incompleteReason }),
@@ -258,6 +261,9 @@ async function loop(
     const calls = result.calls.slice(0, MAX_CALLS_PER_STEP);
     const dropped = result.calls.length - calls.length;
     if (dropped > 0) emit({ type: "notice", message: `the model sent ${result.calls.length} tool calls in one response; the first ${calls.length} ran, the other ${dropped} were dropped without running` });
+    // Kept with the step's first call (and recorded before it): the chat wire sends it back with the
+    // calls in every later request while the turn is in the window (DeepSeek's thinking mode wants it).
+    if (result.reasoning !== "") emit({ type: "memory_changed", records: [{ kind: "reasoning", turn: turnNumber, step, text: result.reasoning }] });
     for (const [index, call] of calls.entries()) {
       emit({ type: "tool_call_start", callId: call.callId, name: call.name, target: deps.tools.target(call) });
       const outcome = await deps.tools.run(call, { signal, ask });
@@ -272,6 +278,7 @@ async function loop(
         arguments: call.arguments,
         output: outcome.forModel + droppedNote,
         isError: outcome.isError,
+        ...(index === 0 && result.reasoning !== "" && { reasoning: result.reasoning }),
       };
       items.push(exchange);
       // The transcript keeps the answer as the model got it, note included.

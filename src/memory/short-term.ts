@@ -123,14 +123,14 @@ export class ShortTermMemory {
   static fromRecords(records: readonly TranscriptRecord[], options: ShortTermOptions): ShortTermMemory {
     const memory = new ShortTermMemory(options);
     // The open turn keeps its records: the window carries tool summaries, a pending turn its outputs.
-    let open: { turn: Turn; calls: Map<string, ToolCallRecord> } | undefined;
+    let open: { turn: Turn; calls: Map<string, ToolCallRecord>; reasoning?: { step: number; text: string } } | undefined;
     const close = (stopReason: Turn["stopReason"]) => {
       if (!open) return;
       const { turn, calls } = open;
       turn.stopReason ??= stopReason;
       turn.items = turn.items.map((item) => {
         const call = item.kind === "tool" ? calls.get(item.callId) : undefined;
-        return call ? toolItem(call, "summary") : item;
+        return call ? { ...toolItem(call, "summary"), ...(item.kind === "tool" && item.reasoning !== undefined && { reasoning: item.reasoning }) } : item;
       });
       memory.endTurn(turn);
       for (const call of calls.values()) {
@@ -150,9 +150,15 @@ export class ShortTermMemory {
         case "assistant":
           if (open?.turn.turn === record.turn) open.turn.items.push({ kind: "assistant", text: record.text });
           break;
+        case "reasoning":
+          if (open?.turn.turn === record.turn) open.reasoning = { step: record.step, text: record.text };
+          break;
         case "tool_call":
           if (open?.turn.turn === record.turn) {
-            open.turn.items.push(toolItem(record, "output"));
+            // The step's reasoning goes with its first call, as the turn loop keeps it.
+            const reasoning = open.reasoning?.step === record.step ? open.reasoning.text : undefined;
+            open.reasoning = undefined;
+            open.turn.items.push({ ...toolItem(record, "output"), ...(reasoning !== undefined && { reasoning }) });
             open.calls.set(record.call_id, record);
           }
           break;

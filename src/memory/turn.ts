@@ -20,6 +20,12 @@ export interface ToolExchange {
   /** The function output the prompt carries: the summary in the window, the output in the current turn. */
   output: string;
   isError: boolean;
+  /**
+   * What the model reasoned before this step's tool calls, on the step's first call. The chat
+   * wire sends it back as `reasoning_content` (DeepSeek's thinking mode refuses a request
+   * without it); the Responses wire does not.
+   */
+  reasoning?: string;
 }
 
 export type TurnItem = AssistantItem | ToolExchange;

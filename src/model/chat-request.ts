@@ -13,6 +13,11 @@
  *   parts stay in order.
  * - `function_call` items → `tool_calls` on the assistant message they follow (parallel calls share
  *   one message); `function_call_output` → a `tool` message.
+ * - `reasoning_text` (what the model reasoned before a step's tool calls) → `reasoning_content` on
+ *   that step's assistant message. DeepSeek's thinking mode wants it back on every assistant
+ *   message with tool calls, in every later request, or answers HTTP 400; so once a request has
+ *   any, a tool-call message without its own gets `""`. Servers that never stream reasoning never
+ *   get the field.
  * - tools → `{type:"function", function:{…}}`; `reasoning.effort` → `reasoning_effort`;
  *   `max_output_tokens` → `max_completion_tokens`. `prompt_cache_key` and `store` are left out:
  *   strict servers (Groq, Mistral) refuse fields they do not know.
@@ -31,7 +36,7 @@ export type ChatContentPart = { type: "text"; text: string } | { type: "image_ur
 export type ChatMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string | ChatContentPart[] }
-  | { role: "assistant"; content: string | null; tool_calls?: ChatToolCall[] }
+  | { role: "assistant"; content: string | null; tool_calls?: ChatToolCall[]; reasoning_content?: string }
   | { role: "tool"; tool_call_id: string; content: string };
 
 export interface ChatToolSpec {
@@ -78,8 +83,16 @@ function joinUserContent(before: string | ChatContentPart[], after: string | Cha
 /** The conversation as chat messages (see the module comment for the rules). */
 export function toChatMessages(instructions: string, input: readonly InputItem[]): ChatMessage[] {
   const messages: ChatMessage[] = instructions !== "" ? [{ role: "system", content: instructions }] : [];
+  let reasoning = false;
   for (const item of input) {
     const last = messages.at(-1);
+    if (item.type === "reasoning_text") {
+      reasoning = true;
+      // The step's text, when it had some, is already the assistant message its calls will join.
+      if (last?.role === "assistant" && !last.tool_calls && last.reasoning_content === undefined) last.reasoning_content = item.text;
+      else messages.push({ role: "assistant", content: null, reasoning_content: item.text });
+      continue;
+    }
     if (item.type === "function_call") {
       const call: ChatToolCall = { id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } };
       if (last?.role === "assistant") last.tool_calls = [...(last.tool_calls ?? []), call];
@@ -103,6 +116,7 @@ export function toChatMessages(instructions: string, input: readonly InputItem[]
     }
     messages.push(next);
   }
+  if (reasoning) for (const message of messages) if (message.role === "assistant" && message.tool_calls && message.reasoning_content === undefined) message.reasoning_content = "";
   return messages;
 }
 

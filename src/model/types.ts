@@ -18,7 +18,13 @@ export interface InputImage {
 export type InputItem =
   | { type: "message"; role: "user" | "assistant" | "developer" | "system"; content: string; images?: InputImage[] }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
-  | { type: "function_call_output"; call_id: string; output: string };
+  | { type: "function_call_output"; call_id: string; output: string }
+  /**
+   * What the model reasoned before a step's tool calls, as it streamed it. Sent back only on the
+   * chat wire, as the `reasoning_content` of the assistant message with those calls: DeepSeek's
+   * thinking mode refuses a request without it (HTTP 400). The Responses wire leaves it out.
+   */
+  | { type: "reasoning_text"; text: string };
 
 export interface FunctionToolSpec {
   type: "function";

@@ -13,7 +13,8 @@ export function requestText(request: Pick<ModelRequest, "tools" | "instructions"
   for (const item of request.input) {
     if (item.type === "message") parts.push(`[${item.role}]\n${item.content}\n`);
     else if (item.type === "function_call") parts.push(`[call ${item.call_id}]\n${item.name} ${item.arguments}\n`);
-    else parts.push(`[output ${item.call_id}]\n${item.output}\n`);
+    else if (item.type === "function_call_output") parts.push(`[output ${item.call_id}]\n${item.output}\n`);
+    else parts.push(`[reasoning]\n${item.text}\n`);
   }
   return parts.join("");
 }

@@ -48,6 +48,8 @@ export function itemTokens(item: InputItem, count: Count): number {
       return count(item.name) + count(item.arguments);
     case "function_call_output":
       return count(item.output);
+    case "reasoning_text":
+      return count(item.text);
   }
 }
 

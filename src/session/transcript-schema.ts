@@ -2,7 +2,7 @@
  * The session transcript format: `.valarmind/sessions/<time>-<id>.jsonl`, one JSON record per
  * line, append-only, every line versioned (`v`). One TypeBox definition gives the types and the
  * compiled validator. A reader meets records in this order: one `session` header, then per turn
- * `user`, its `turn_context`, any number of `assistant` / `tool_call` (one per model step), `turn_end`; `summary`
+ * `user`, its `turn_context`, any number of `assistant` / `reasoning` / `tool_call` (one per model step), `turn_end`; `summary`
  * (a window fold), `working_set` (snapshot), `note`, `undo` and `redo` records may appear between turns.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
@@ -56,6 +56,19 @@ export const ToolCallRecordSchema = record("tool_call", {
       { additionalProperties: false, description: "call = name + arguments" },
     ),
   ),
+});
+
+/**
+ * What the model reasoned in step `step` before its tool calls, as it streamed it (written before
+ * the step's `tool_call` records). The chat wire sends it back with those calls while the turn is
+ * in the window (DeepSeek's thinking mode refuses a request without it). Added within version 1:
+ * an older valarmind skips it as a damaged line.
+ */
+export const ReasoningRecordSchema = record("reasoning", {
+  turn: Turn,
+  step: Type.Integer({ minimum: 1 }),
+  text: Type.String(),
+  tokens: Type.Optional(Tokens),
 });
 
 export const UsageSchema = Type.Object(
@@ -175,6 +188,7 @@ export const TranscriptRecordSchema = Type.Union([
   UserRecordSchema,
   AssistantRecordSchema,
   ToolCallRecordSchema,
+  ReasoningRecordSchema,
   TurnEndRecordSchema,
   SummaryRecordSchema,
   WorkingSetRecordSchema,
@@ -189,6 +203,7 @@ export type SessionHeader = Static<typeof SessionHeaderSchema>;
 export type UserRecord = Static<typeof UserRecordSchema>;
 export type AssistantRecord = Static<typeof AssistantRecordSchema>;
 export type ToolCallRecord = Static<typeof ToolCallRecordSchema>;
+export type ReasoningRecord = Static<typeof ReasoningRecordSchema>;
 export type TurnEndRecord = Static<typeof TurnEndRecordSchema>;
 export type SummaryRecord = Static<typeof SummaryRecordSchema>;
 export type WorkingSetItemData = Static<typeof WorkingSetItemSchema>;

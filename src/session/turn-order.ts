@@ -31,9 +31,9 @@ class RepeatedTurn {
   assign(record: TranscriptRecord & { turn: number }): number {
     const last = this.numbers.length - 1;
     let index: number;
-    if (record.kind === "tool_call") {
-      // A tool call follows its step's assistant record from the same process, when there is one.
-      index = this.stepOwner.get(record.step) ?? this.next(`tool_call:${record.step}`);
+    if (record.kind === "tool_call" || record.kind === "reasoning") {
+      // A tool call (and its step's reasoning) follows its step's assistant record from the same process, when there is one.
+      index = this.stepOwner.get(record.step) ?? this.next(`${record.kind}:${record.step}`);
     } else {
       const key = record.kind === "assistant" ? `assistant:${record.step}` : record.kind === "note" ? `note:${record.what}` : record.kind;
       index = this.next(key);

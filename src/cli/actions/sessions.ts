@@ -68,6 +68,8 @@ function renderRecord(record: TranscriptRecord, raw: boolean): string | undefine
       const body = raw ? (record.raw ?? record.output) : record.summary;
       return `tool ${record.name}${mark} ${oneLine(record.arguments, 120)}\n  → ${body.split("\n").join("\n    ")}`;
     }
+    case "reasoning":
+      return `reasoning: ${oneLine(record.text, 200)}`;
     case "turn_end": {
       const u = record.usage;
       const usage = u ? ` · input ${u.input} (cached ${u.cached}) · output ${u.output}` : "";

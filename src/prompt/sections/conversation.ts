@@ -8,6 +8,7 @@ import { turnContextText, type Turn, type TurnItem } from "../../memory/turn.ts"
 import { escapeOwnTags, tagged, type Piece, type Section, type SectionContext } from "../section.ts";
 import { shortenHeadTail } from "../shorten.ts";
 import { ARGUMENT_KEEP_CHARS, condenseToolArguments, CURRENT_ARGUMENT_KEEP_CHARS } from "../../memory/condense.ts";
+import { inputItemText } from "../../model/input-item-text.ts";
 
 export const summarySection: Section = {
   id: "summary",
@@ -44,13 +45,14 @@ export const summarySection: Section = {
  * turns (`pastTurn`) also have long tool arguments cut (condense.ts); the current turn's only past
  * CURRENT_ARGUMENT_KEEP_CHARS (a 5 MB old_string would leave no room for the tool's answer).
  */
-export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, "toolOutputTokens" | "count">, pastTurn = false): InputItem[] {
+export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, "toolOutputTokens" | "count" | "reasoningBack">, pastTurn = false): InputItem[] {
   const out: InputItem[] = [];
   for (const item of items) {
     if (item.kind === "assistant") {
       if (item.text !== "") out.push({ type: "message", role: "assistant", content: item.text });
       continue;
     }
+    if (ctx.reasoningBack && item.reasoning !== undefined && item.reasoning !== "") out.push({ type: "reasoning_text", text: item.reasoning });
     const args = condenseToolArguments(item.arguments, pastTurn ? ARGUMENT_KEEP_CHARS : CURRENT_ARGUMENT_KEEP_CHARS);
     out.push({ type: "function_call", call_id: item.callId, name: item.name, arguments: args });
     // Tool output is data: a valarmind tag inside it (a file that forges one) is escaped like in every data message.
@@ -65,28 +67,29 @@ export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, 
  * entered the window and every request renders the whole window, so the items (and their tokens)
  * are made once per turn and output cap (the cutoff lowers the cap) instead of on every build.
  */
-const windowForms = new WeakMap<Turn, { cap: number; items: InputItem[]; tokens?: number }>();
+const windowForms = new WeakMap<Turn, { cap: number; reasoning: boolean; items: InputItem[]; tokens?: number }>();
 
-function windowForm(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count">): { cap: number; items: InputItem[]; tokens?: number } {
+function windowForm(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count" | "reasoningBack">): { cap: number; items: InputItem[]; tokens?: number } {
   let form = windowForms.get(turn);
-  if (form?.cap !== ctx.toolOutputTokens) {
+  const reasoning = ctx.reasoningBack === true;
+  if (form?.cap !== ctx.toolOutputTokens || form.reasoning !== reasoning) {
     // The turn's per-turn part (state changes, volatile context) sits where its requests sent it: after the message, before the steps.
     const context = turnContextText(turn.context);
     const preamble: InputItem[] = context === "" ? [] : [{ type: "message", role: "user", content: context }];
-    form = { cap: ctx.toolOutputTokens, items: [{ type: "message", role: "user", content: turn.user }, ...preamble, ...stepItems(turn.items, ctx, true)] };
+    form = { cap: ctx.toolOutputTokens, reasoning, items: [{ type: "message", role: "user", content: turn.user }, ...preamble, ...stepItems(turn.items, ctx, true)] };
     windowForms.set(turn, form);
   }
   return form;
 }
 
-export function turnItems(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count">): InputItem[] {
+export function turnItems(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count" | "reasoningBack">): InputItem[] {
   return windowForm(turn, ctx).items;
 }
 
 /** Tokens a window turn takes in the prompt (its items as rendered). */
-export function windowTurnTokens(turn: Turn, toolOutputTokens: number, count: (text: string) => number): number {
-  const form = windowForm(turn, { toolOutputTokens, count });
-  form.tokens ??= form.items.reduce((n, item) => n + count(item.type === "message" ? item.content : item.type === "function_call" ? item.arguments : item.output) + 4, 0);
+export function windowTurnTokens(turn: Turn, toolOutputTokens: number, count: (text: string) => number, reasoningBack = false): number {
+  const form = windowForm(turn, { toolOutputTokens, count, reasoningBack });
+  form.tokens ??= form.items.reduce((n, item) => n + count(inputItemText(item)) + 4, 0);
   return form.tokens;
 }
 
