@@ -13,7 +13,7 @@ import type { ToolCallOutcome } from "../tools/types.ts";
 import type { Turn, TurnItem, ToolExchange } from "../memory/turn.ts";
 import type { NewRecord } from "../session/transcript-schema.ts";
 import type { CurrentTask } from "../prompt/section.ts";
-import type { ModelClient, ModelErrorKind, ModelRequest, ToolCallRequest, Usage } from "../model/types.ts";
+import type { ModelClient, ModelErrorKind, ModelRequest, ReasoningItem, ToolCallRequest, Usage } from "../model/types.ts";
 import { describeError, ValarmindError } from "../errors.ts";
 import { trace } from "../trace.ts";
 import { BudgetExceededError } from "../prompt/budget-error.ts";
@@ -81,7 +81,7 @@ function addUsage(a: Usage, b: Usage): Usage {
 }
 
 type StepResult =
-  | { kind: "answer"; text: string; reasoning: string; calls: ToolCallRequest[]; status: "completed" | "incomplete"; incompleteReason?: string; dropped?: string[]; usage: Usage | undefined }
+  | { kind: "answer"; text: string; reasoning: string; reasoningItems: ReasoningItem[]; calls: ToolCallRequest[]; status: "completed" | "incomplete"; incompleteReason?: string; dropped?: string[]; usage: Usage | undefined }
   | { kind: "error"; errorKind: ModelErrorKind; message: string; text: string };
 
 async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: TurnLoopEvent) => void, signal: AbortSignal): Promise<StepResult> {
@@ -106,6 +106,8 @@ async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: T
           kind: "answer",
           text: event.text || text,
           reasoning,
+          // The step's reasoning tokens go on its first item, for the builder's count.
+          reasoningItems: (event.reasoningItems ?? []).map((item, index) => (index === 0 && event.usage?.reasoning ? { ...item, tokens: event.usage.reasoning } : item)),
           calls: event.toolCalls,
           status: event.status,
           ...(event.incompleteReason !== undefined && { incompleteReason: event.incompleteReason }),
@@ -120,6 +122,13 @@ async function streamStep(model: ModelClient, request: ModelRequest, emit: (e: T
   }
   if (signal.aborted) return { kind: "error", errorKind: "aborted", message: "aborted", text };
   return { kind: "error", errorKind: "stream_cut", message: "the model stream ended without a final event", text };
+}
+
+/** Why an answer stopped early, for the user: the API's `incomplete_details.reason`. */
+export function incompleteNotice(reason: string | undefined): string {
+  if (reason === "max_output_tokens") return "the answer was cut short: the model reached its output limit (max_output_tokens). Ask it to continue, or for a shorter answer.";
+  if (reason === "content_filter") return "the answer was cut short: the provider's content filter stopped it (content_filter). Rephrase the request to go on.";
+  return `the answer was cut short: the model stopped early (${reason ?? "no reason given"}).`;
 }
 
 /**
@@ -254,6 +263,10 @@ async function loop(
             : `the response ended without finishing ${what}; the call was not run.`,
       });
     }
+    if (result.status === "incomplete" && !(result.dropped && result.dropped.length > 0)) {
+      // The answer shown is only its start: a script reading chat -p, and the user, must learn why.
+      emit({ type: "notice", message: incompleteNotice(result.incompleteReason) });
+    }
     if (result.calls.length === 0) return finish(result.status === "incomplete" ? "incomplete" : "completed");
 
     // Past the bound, calls are dropped unrun (not even answered: 800 answers alone would overflow
@@ -279,6 +292,7 @@ async function loop(
         output: outcome.forModel + droppedNote,
         isError: outcome.isError,
         ...(index === 0 && result.reasoning !== "" && { reasoning: result.reasoning }),
+        ...(index === 0 && result.reasoningItems.length > 0 && { reasoningItems: result.reasoningItems }),
       };
       items.push(exchange);
       // The transcript keeps the answer as the model got it, note included.

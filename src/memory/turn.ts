@@ -4,7 +4,7 @@
  * (the raw result stays in the transcript); in the turn still in progress it carries the output
  * the model saw. (Token counts live in the transcript records; the builder counts what it sends.)
  */
-import type { Usage } from "../model/types.ts";
+import type { ReasoningItem, Usage } from "../model/types.ts";
 
 export interface AssistantItem {
   kind: "assistant";
@@ -26,6 +26,11 @@ export interface ToolExchange {
    * without it); the Responses wire does not.
    */
   reasoning?: string;
+  /**
+   * The step's reasoning items (Responses wire), on its first call: sent back before the call by
+   * the turn's later steps only (the API drops a past turn's reasoning anyway). Not recorded.
+   */
+  reasoningItems?: ReasoningItem[];
 }
 
 export type TurnItem = AssistantItem | ToolExchange;

@@ -86,6 +86,8 @@ export function toChatMessages(instructions: string, input: readonly InputItem[]
   let reasoning = false;
   for (const item of input) {
     const last = messages.at(-1);
+    // A Responses reasoning item has no chat form (and its encrypted content no reader here).
+    if (item.type === "reasoning") continue;
     if (item.type === "reasoning_text") {
       reasoning = true;
       // The step's text, when it had some, is already the assistant message its calls will join.

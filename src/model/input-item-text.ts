@@ -11,5 +11,7 @@ export function inputItemText(item: InputItem): string {
       return item.output;
     case "reasoning_text":
       return item.text;
+    case "reasoning":
+      return item.summary.map((part) => part.text).join("\n");
   }
 }

@@ -59,8 +59,21 @@ export function toApiErrorPayload(value: unknown): ApiErrorPayload {
 }
 
 function detail(payload: ApiErrorPayload): string {
-  const message = payload.message?.trim();
+  const message = typeof payload.message === "string" ? plainMessage(payload.message) : undefined;
   return message ? message : "(the server gave no message)";
+}
+
+/**
+ * A message on one line. A proxy's HTML error page (nginx's 502, 413) is told by its title, or
+ * its text without markup; line breaks fold into spaces.
+ */
+function plainMessage(message: string): string {
+  if (/<(html|head|body|title|h1|center)\b/i.test(message)) {
+    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(message)?.[1];
+    const text = (title ?? message.replace(/<[^>]*>/g, " ")).replace(/\s+/g, " ").trim();
+    return `an HTML page: ${text.slice(0, 200)}`;
+  }
+  return message.replace(/\s*[\r\n]+\s*/g, " ").trim();
 }
 
 function retriesNote(ctx: ErrorContext): string {
@@ -184,11 +197,42 @@ export function httpError(status: number, payload: ApiErrorPayload, ctx: ErrorCo
       status,
     );
   }
+  if (status === 413) {
+    return error(
+      "bad_request",
+      `HTTP 413 from ${where}: the request is too large for the server or a proxy in front of it (${said}). ` +
+        "Leave out attached images or long pastes, or raise the proxy's body limit (nginx: client_max_body_size).",
+      false,
+      status,
+    );
+  }
   const param = payload.param ? ` (param: ${payload.param})` : "";
   return error(
     "bad_request",
     `HTTP ${status} from ${where}: the server refused the request${param}: ${said}. ` +
       "Check settings.model and reasoningEffort; if they look right, this is a valarmind bug worth reporting.",
+    false,
+    status,
+  );
+}
+
+/**
+ * A redirect the client does not follow (301, 302, 303: fetch would resend the POST as a GET
+ * without its body): named with where it points, so the base URL can be set to it.
+ */
+export function redirectError(status: number, location: string | undefined, ctx: ErrorContext): ModelErrorEvent {
+  const where = `${ctx.baseURL}${endpointOf(ctx)}`;
+  let target = location;
+  try {
+    if (location) target = new URL(location, where).href;
+  } catch {
+    // Kept as the server wrote it.
+  }
+  const shown = target ? plainMessage(target).slice(0, 300) : undefined;
+  return error(
+    "bad_request",
+    `HTTP ${status} from ${where}: the server redirects ${shown ? `to ${shown}` : "elsewhere (no Location given)"}, and a request cannot follow a ${status} without losing its body. ` +
+      `Set OPENAI_BASE_URL (or settings.baseURL) to the address it redirects to${shown ? `, without the ${endpointOf(ctx)} at its end` : ""}.`,
     false,
     status,
   );
@@ -278,6 +322,16 @@ export function unexpectedError(what: string, ctx: ErrorContext): ModelErrorEven
 
 /** A server's advice to wait longer than valarmind is willing to (e.g. Retry-After: 3600). */
 export function waitTooLongError(base: ModelErrorEvent, delayMs: number): ModelErrorEvent {
-  const seconds = Math.ceil(delayMs / 1000);
-  return { ...base, message: `${base.message} The server asks to wait ${seconds}s before retrying.` };
+  // The server's wait replaces the generic advice ("wait a minute" is wrong for a daily limit).
+  const message = base.message.replace(/ Wait a minute and send the message again\.$/, "");
+  return { ...base, message: `${message} The server asks to wait ${readableWait(delayMs)} before retrying, longer than valarmind waits on its own: send the message again after that.` };
+}
+
+/** A wait as a person reads it: 45s, 12 min, 24 h, 3 days. */
+export function readableWait(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 2 * 3600) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 2 * 86_400) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} days`;
 }

@@ -13,6 +13,7 @@ import {
   abortedError,
   connectionError,
   httpError,
+  redirectError,
   isImageRefusal,
   noApiKeyError,
   toApiErrorPayload,
@@ -22,6 +23,7 @@ import {
   type ModelErrorEvent,
 } from "./model-errors.ts";
 import { sseErrorFieldFetch } from "./sse-error-field.ts";
+import { redirectAwareFetch } from "./redirect-fetch.ts";
 import {
   abortableSleep,
   decideRetry,
@@ -125,7 +127,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
     (loading ??= import("openai").then((sdk) => ({
       sdk,
       // logLevel off: the SDK would print unparsable stream lines to the console (above the REPL, into chat -p's stderr).
-      client: new sdk.default({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logLevel: "off", fetch: sseErrorFieldFetch() }),
+      client: new sdk.default({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logLevel: "off", fetch: sseErrorFieldFetch(redirectAwareFetch()) }),
     })));
 
   function classify(error: unknown, sdk: Sdk, model: string, endpoint?: string): Failure {
@@ -139,13 +141,18 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
         label: refused ? "connection refused" : cause,
       };
     }
+    if (error instanceof sdk.APIError && typeof error.status === "number" && error.status >= 300 && error.status < 400) {
+      const status = error.status;
+      const location = error.headers?.get("location") ?? undefined;
+      return { retry: {}, report: (retries) => redirectError(status, location, { ...ctxFor(model, retries), endpoint }), label: `HTTP ${status}` };
+    }
     if (error instanceof sdk.APIError && typeof error.status === "number") {
       const status = error.status;
       const payload = toApiErrorPayload(error.error);
       payload.message ??= truncate(error.message);
       return {
         // An image the model cannot read fails the same way every time, whatever the status says.
-        retry: isImageRefusal(payload) ? {} : { status, code: payload.code, headers: error.headers },
+        retry: isImageRefusal(payload) ? {} : { status, code: payload.code, headers: error.headers, ...(payload.message !== undefined && { message: payload.message }) },
         report: (retries) => httpError(status, payload, { ...ctxFor(model, retries), endpoint }),
         label: `HTTP ${status}${payload.code ? ` ${payload.code}` : ""}`,
       };
@@ -213,8 +220,24 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
         } finally {
           clearTimeout(headerTimer);
         }
-        yield* consume(events, sdk, request.model, combined, () => local.abort());
-        return;
+        // A server failure reported inside the stream before any output (response.failed with
+        // server_error) is retried like an HTTP 500: nothing was shown yet, so nothing is shown
+        // twice. (An in-stream rate limit is mostly "request too large": retrying cannot help.)
+        let shown = false;
+        let failed: Extract<ModelStreamEvent, { type: "error" }> | undefined;
+        for await (const event of consume(events, sdk, request.model, combined, () => local.abort())) {
+          if (event.type === "error" && event.kind === "server" && event.retryable && !shown && !combined.aborted) {
+            failed = event;
+            break;
+          }
+          if (event.type !== "retry") shown = true;
+          yield event;
+        }
+        if (!failed) return;
+        const decision = decideRetry({ transient: true }, retries + 1, tuning);
+        if (!decision.retry) return yield failed;
+        yield { type: "retry", attempt: retries + 1, delayMs: decision.delayMs, reason: `${failed.kind} in the stream before any output (backoff)` };
+        await sleep(decision.delayMs, combined);
       }
     } finally {
       local.abort();

@@ -9,13 +9,18 @@ import type { InputItem } from "./types.ts";
 export type ResponsesContentPart = { type: "input_text"; text: string } | { type: "input_image"; image_url: string; detail: "auto" };
 
 export type ResponsesInputItem =
-  | Exclude<InputItem, { type: "message" } | { type: "reasoning_text" }>
+  | Exclude<InputItem, { type: "message" } | { type: "reasoning_text" } | { type: "reasoning" }>
+  | Omit<Extract<InputItem, { type: "reasoning" }>, "tokens">
   | { type: "message"; role: "user" | "assistant" | "developer" | "system"; content: string | ResponsesContentPart[] };
 
 export function toResponsesInput(input: readonly InputItem[]): ResponsesInputItem[] {
   return input.flatMap((item): ResponsesInputItem[] => {
     // Reasoning text is for the chat wire's reasoning_content; here a reasoning item would need the server's own id.
     if (item.type === "reasoning_text") return [];
+    if (item.type === "reasoning") {
+      const { tokens: _counted, ...sent } = item;
+      return [sent];
+    }
     if (item.type !== "message") return [item];
     const { images, ...message } = item;
     if (!images || images.length === 0) return [message];

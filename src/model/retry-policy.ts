@@ -32,6 +32,16 @@ export interface RetryInput {
   headers?: Headers;
   /** Transport failure before any response (reset, timeout); not "connection refused". */
   transient?: boolean;
+  /** The server's error message: OpenAI's 429 says "Please try again in 11.054s" and sends no Retry-After. */
+  message?: string;
+}
+
+/** The wait a 429 message names ("try again in 11.054s", "in 820ms"), in ms. */
+export function messageRetryDelayMs(message: string | undefined): number | undefined {
+  const match = /try again in (\d+(?:\.\d+)?)\s*(ms|s)\b/i.exec(message ?? "");
+  if (!match?.[1]) return undefined;
+  const value = Number(match[1]) * (match[2]?.toLowerCase() === "ms" ? 1 : 1000);
+  return Number.isFinite(value) && value >= 0 ? Math.ceil(value) : undefined;
 }
 
 /** Server-requested delay: `retry-after-ms` (float ms) first, then `retry-after` (seconds or HTTP date). */
@@ -75,7 +85,7 @@ export type RetryDecision =
 export function decideRetry(input: RetryInput, retryNumber: number, tuning: RetryTuning): RetryDecision {
   if (!isRetryable(input)) return { retry: false, reason: "not_retryable" };
   if (retryNumber > tuning.maxRetries) return { retry: false, reason: "exhausted" };
-  const asked = serverRetryDelayMs(input.headers);
+  const asked = serverRetryDelayMs(input.headers) ?? (input.status === 429 ? messageRetryDelayMs(input.message) : undefined);
   if (asked !== undefined) {
     if (asked > tuning.maxServerDelayMs) return { retry: false, reason: "wait_too_long", delayMs: asked };
     return { retry: true, delayMs: Math.round(asked), serverAsked: true };

@@ -40,7 +40,48 @@ function rewriteSseErrorFields(): BodyTransform {
   });
 }
 
-/** `base`, with event-stream bodies passed through rewriteSseErrorFields. */
+/** Bodies past this are passed on unread: an error envelope is a few hundred bytes. */
+const JSON_ERROR_BYTES = 64 * 1024;
+
+/**
+ * A gateway that answers a streamed request with status 200 and the API's error envelope as JSON
+ * (`{"error":{"message":…}}`): rewritten as one `data: {"error": …}` event, so the user reads the
+ * server's own message, not "not a Responses API server". Any other body passes unchanged.
+ */
+function rewriteJsonErrorBody(): BodyTransform {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let passing = false;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      if (passing) return controller.enqueue(chunk);
+      chunks.push(chunk);
+      size += chunk.byteLength;
+      if (size <= JSON_ERROR_BYTES) return;
+      passing = true;
+      for (const held of chunks.splice(0)) controller.enqueue(held);
+    },
+    flush(controller) {
+      if (passing) return;
+      const body = Buffer.concat(chunks);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body.toString("utf8"));
+      } catch {
+        parsed = undefined;
+      }
+      const error = typeof parsed === "object" && parsed !== null && "error" in parsed ? (parsed as { error: unknown }).error : undefined;
+      controller.enqueue(error !== undefined && error !== null ? new TextEncoder().encode(`data: ${JSON.stringify({ error })}\n\n`) : body);
+    },
+  });
+}
+
+/** `base`, with event-stream bodies passed through rewriteSseErrorFields and a 200 JSON error envelope made an event. */
 export function sseErrorFieldFetch(base?: FetchLike): FetchLike {
-  return fetchTransformingBodies((response) => ((response.headers.get("content-type") ?? "").includes("text/event-stream") ? rewriteSseErrorFields() : undefined), base);
+  return fetchTransformingBodies((response) => {
+    const type = response.headers.get("content-type") ?? "";
+    if (type.includes("text/event-stream")) return rewriteSseErrorFields();
+    if (response.status === 200 && type.includes("application/json")) return rewriteJsonErrorBody();
+    return undefined;
+  }, base);
 }

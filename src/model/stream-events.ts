@@ -9,7 +9,7 @@
  * Event kinds it does not know (`keepalive`, `content_part.*`, annotations, future kinds) are ignored.
  */
 import { notResponsesApiError, streamCutError, streamFailure, toApiErrorPayload, type ErrorContext } from "./model-errors.ts";
-import type { ModelStreamEvent, ToolCallRequest, Usage } from "./types.ts";
+import type { ModelStreamEvent, ReasoningItem, ToolCallRequest, Usage } from "./types.ts";
 import { reportedTokens } from "./token-count.ts";
 
 type Json = Record<string, unknown>;
@@ -71,21 +71,33 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
   // same order), else by id; an item with neither gets a key of its own. So an item without an id
   // is one item from output_item.added to the final output, never three.
   const keyById = new Map<string, string>();
+  // An item first named by its id alone keeps that key when a later event also gives its position.
+  const keyByIndex = new Map<string, string>();
   let anonymous = 0;
   const keyOf = (id: string | undefined, outputIndex: unknown): string => {
     if (typeof outputIndex === "number") {
-      const key = `#${outputIndex}`;
+      const position = `#${outputIndex}`;
+      const key = keyByIndex.get(position) ?? (id && (messages.has(id) || calls.has(id)) ? id : position);
+      if (key !== position) keyByIndex.set(position, key);
       if (id) keyById.set(id, key);
       return key;
     }
     if (id) return keyById.get(id) ?? id;
     return `anonymous-${anonymous++}`;
   };
+  // Text events naming no item (no id, no position: minimal servers, translating proxies) extend
+  // the message being written, not a new one per delta.
+  let openText: string | undefined;
+  const textKeyOf = (id: string | undefined, outputIndex: unknown): string => {
+    if (id === undefined && typeof outputIndex !== "number") return (openText ??= keyOf(undefined, undefined));
+    openText = keyOf(id, outputIndex);
+    return openText;
+  };
   /**
    * An item of the final response's output: the streamed item it repeats (by id, then by call_id),
    * else its position (output_index is its position there), else its id.
    */
-  const finalKeyOf = (item: Json, position: number): string => {
+  const finalKeyOf = (item: Json, position: number, messageOrdinal: number): string => {
     const id = str(item.id);
     const known = id === undefined ? undefined : (keyById.get(id) ?? (calls.has(id) || messages.has(id) ? id : undefined));
     if (known !== undefined) return known;
@@ -94,10 +106,18 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
       const streamed = [...calls].find(([, c]) => c.callId === callId)?.[0];
       if (streamed !== undefined) return streamed;
     }
+    const at = keyByIndex.get(`#${position}`) ?? `#${position}`;
+    if (item.type === "message" ? messages.has(at) : calls.has(at)) return at;
+    // A message streamed without id or position: the final output's n-th message is the n-th streamed one.
+    if (item.type === "message") {
+      const streamed = [...messages.keys()][messageOrdinal];
+      if (streamed?.startsWith("anonymous-")) return streamed;
+    }
     return id ?? `#${position}`;
   };
   let reasoningKey: string | undefined;
   let reasoningSeen = false;
+  const reasoningItems = new Map<string, ReasoningItem>();
 
   const fullText = (): string => [...messages.values()].filter((t) => t !== "").join("\n\n");
 
@@ -154,7 +174,26 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
       .join("");
   }
 
+  /**
+   * A reasoning item, kept to be sent back within the turn. Its encrypted content is re-encrypted
+   * in every event that carries it; the first whole one (output_item.done) is kept, as Codex
+   * does, and the final output's copy only fills in an item not streamed.
+   */
+  function noteReasoning(item: Json): void {
+    const id = str(item.id);
+    if (!id || reasoningItems.has(id)) return;
+    const summary = (Array.isArray(item.summary) ? item.summary : [])
+      .filter(isObject)
+      .map((part) => ({ type: "summary_text" as const, text: str(part.text) ?? "" }));
+    const encrypted = str(item.encrypted_content);
+    reasoningItems.set(id, { id, summary, ...(encrypted !== undefined && { encrypted_content: encrypted }) });
+  }
+
   function outputItemDone(item: Json, outputIndex: unknown, key?: string): ModelStreamEvent[] {
+    if (item.type === "reasoning") {
+      noteReasoning(item);
+      return [];
+    }
     const itemId = key ?? keyOf(str(item.id), outputIndex);
     if (item.type === "function_call") return finishCall(itemId, item);
     if (item.type === "message") return settleText(itemId, messageText(item));
@@ -166,8 +205,11 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
     const out: ModelStreamEvent[] = [];
     // Catch up on output a server put only in the final response (no per-item events).
     const output = Array.isArray(response.output) ? response.output : [];
+    let messageOrdinal = 0;
     output.forEach((item, position) => {
-      if (isObject(item)) out.push(...outputItemDone(item, position, finalKeyOf(item, position)));
+      if (!isObject(item)) return;
+      out.push(...outputItemDone(item, position, finalKeyOf(item, position, messageOrdinal)));
+      if (item.type === "message") messageOrdinal += 1;
     });
     const details = isObject(response.incomplete_details) ? response.incomplete_details : {};
     const reason = str(details.reason);
@@ -185,6 +227,7 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
       text: fullText(),
       toolCalls: [...doneCalls],
       ...(dropped.length > 0 ? { droppedToolCalls: dropped } : {}),
+      ...(reasoningItems.size > 0 ? { reasoningItems: [...reasoningItems.values()] } : {}),
       usage: mapUsage(response.usage),
       responseId: str(response.id) ?? responseId,
     });
@@ -204,7 +247,8 @@ export function createStreamMapper(ctx: ErrorContext): StreamMapper {
   }
 
   function map(raw: Json): ModelStreamEvent[] {
-    const itemId = keyOf(str(raw.item_id), raw.output_index);
+    const text = raw.type === "response.output_text.delta" || raw.type === "response.refusal.delta" || raw.type === "response.output_text.done";
+    const itemId = text ? textKeyOf(str(raw.item_id), raw.output_index) : keyOf(str(raw.item_id), raw.output_index);
     switch (raw.type) {
       case "response.created":
       case "response.in_progress":

@@ -24,7 +24,22 @@ export type InputItem =
    * chat wire, as the `reasoning_content` of the assistant message with those calls: DeepSeek's
    * thinking mode refuses a request without it (HTTP 400). The Responses wire leaves it out.
    */
-  | { type: "reasoning_text"; text: string };
+  | { type: "reasoning_text"; text: string }
+  /**
+   * A reasoning item of this turn's earlier step, sent back before that step's calls (Responses
+   * wire, stateless requests): without it a reasoning model starts its reasoning over at every
+   * tool step. The chat wire leaves it out.
+   */
+  | { type: "reasoning"; id: string; summary: Array<{ type: "summary_text"; text: string }>; encrypted_content?: string; /** Not sent: the reasoning tokens it stands for, for the builder's count. */ tokens?: number };
+
+/** A reasoning item as the Responses API returned it (output_item.done), with its reasoning tokens when known. */
+export interface ReasoningItem {
+  id: string;
+  summary: Array<{ type: "summary_text"; text: string }>;
+  encrypted_content?: string;
+  /** The step's reasoning tokens (usage), for the builder's count: the encrypted content says nothing of them. */
+  tokens?: number;
+}
 
 export interface FunctionToolSpec {
   type: "function";
@@ -52,6 +67,8 @@ export interface ModelRequest {
   prompt_cache_key: string;
   store: false;
   reasoning?: { effort: ReasoningEffort; summary?: "auto" | "concise" | "detailed" };
+  /** With reasoning: ask for each reasoning item's encrypted content, to send it back within the turn (store is false). */
+  include?: Array<"reasoning.encrypted_content">;
   max_output_tokens?: number;
 }
 
@@ -98,6 +115,8 @@ export type ModelStreamEvent =
       toolCalls: ToolCallRequest[];
       /** Names of tool calls the model had begun when the response stopped early (incomplete): not run. */
       droppedToolCalls?: string[];
+      /** The response's reasoning items (Responses wire), in output order. */
+      reasoningItems?: ReasoningItem[];
       usage: Usage | undefined;
       responseId: string | undefined;
     }

@@ -231,7 +231,11 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     store: false,
   };
   const reasoning = reasoningFor(input.settings);
-  if (reasoning) request.reasoning = reasoning;
+  if (reasoning) {
+    request.reasoning = reasoning;
+    // Stateless requests (store: false): the reasoning of a step goes back to the next step only as its encrypted content.
+    if (input.settings.wireApi !== "chat") request.include = ["reasoning.encrypted_content"];
+  }
 
   const dropped: DroppedItem[] = [
     ...pass.failures.map((f): DroppedItem => ({ id: f.id, tokens: 0, reason: "section_error", detail: `section '${f.id}' (${f.region}) failed: ${f.error}` })),

@@ -14,6 +14,7 @@ export function requestText(request: Pick<ModelRequest, "tools" | "instructions"
     if (item.type === "message") parts.push(`[${item.role}]\n${item.content}\n`);
     else if (item.type === "function_call") parts.push(`[call ${item.call_id}]\n${item.name} ${item.arguments}\n`);
     else if (item.type === "function_call_output") parts.push(`[output ${item.call_id}]\n${item.output}\n`);
+    else if (item.type === "reasoning") parts.push(`[reasoning ${item.id}]\n${item.encrypted_content ?? ""}\n`);
     else parts.push(`[reasoning]\n${item.text}\n`);
   }
   return parts.join("");

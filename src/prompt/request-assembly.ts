@@ -50,6 +50,9 @@ export function itemTokens(item: InputItem, count: Count): number {
       return count(item.output);
     case "reasoning_text":
       return count(item.text);
+    case "reasoning":
+      // The encrypted content stands for the step's reasoning tokens (from its usage), which the model reads again.
+      return (item.tokens ?? 0) + item.summary.reduce((n, part) => n + count(part.text), 0);
   }
 }
 

@@ -102,11 +102,13 @@ describe("chat -p: every model error is exit 1 with a message, and the message i
     expect(server.requests).toHaveLength(3);
   });
 
-  test("--json: the error is an event line, exit 1", async () => {
-    server.enqueue(failedStream("server_error", "The server had an error while processing your request."));
+  test("--json: the error is an event line, exit 1 (a server_error before any output is retried first)", async () => {
+    for (let i = 0; i < 4; i++) server.enqueue(failedStream("server_error", "The server had an error while processing your request."));
     const r = await chat(["-p", "hello", "--json"], { cwd: root, server });
     expect(r.code).toBe(1);
     const events = jsonEvents(r.stdout);
+    expect(events.filter((e) => e.type === "retry")).toHaveLength(3);
+    expect(server.requests).toHaveLength(4);
     expect(events.find((e) => e.type === "error")).toMatchObject({ message: expect.stringContaining("server had an error") });
     expect(events.at(-1)).toMatchObject({ type: "turn_end", stopReason: "error" });
   });

@@ -3,8 +3,9 @@
  * the real client (the official SDK inside) over real HTTP to the fake chat server, and where the
  * user-visible outcome matters a whole turn through AgentSession.
  *
- * Written as a fault-finding pass; a comment marked "Was" says what a fixed defect did. Not fixed:
- * DeepSeek's thinking mode wants its reasoning_content sent back with the tool calls of a step. Cases already covered by
+ * Written as a fault-finding pass; a comment marked "Was" says what a fixed defect did. (DeepSeek's
+ * thinking mode, which wants its reasoning_content back with a step's tool calls, is
+ * test/cli/chat-wire-reasoning.test.ts.) Cases already covered by
  * chat-completions-hostile.test.ts, chat-client.test.ts and chat-stream-events.test.ts are not repeated.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";

@@ -176,7 +176,7 @@ describe("HTTP errors and retries", () => {
     server.enqueue(fixtureError("error_429", { headers: { "retry-after": "3600" } }));
     const events = await collect(client().stream(request));
     expect(events).toHaveLength(1);
-    expect(lastError(events).message).toContain("asks to wait 3600s");
+    expect(lastError(events).message).toContain("asks to wait 60 min");
   });
 
   test("401: auth error pointing at OPENAI_API_KEY, not retried", async () => {

@@ -53,6 +53,8 @@ export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, 
       continue;
     }
     if (ctx.reasoningBack && item.reasoning !== undefined && item.reasoning !== "") out.push({ type: "reasoning_text", text: item.reasoning });
+    // This turn's reasoning items go back to its later steps (Responses wire); a past turn's the API drops.
+    if (!ctx.reasoningBack && !pastTurn) for (const reasoning of item.reasoningItems ?? []) out.push({ type: "reasoning", ...reasoning });
     const args = condenseToolArguments(item.arguments, pastTurn ? ARGUMENT_KEEP_CHARS : CURRENT_ARGUMENT_KEEP_CHARS);
     out.push({ type: "function_call", call_id: item.callId, name: item.name, arguments: args });
     // Tool output is data: a valarmind tag inside it (a file that forges one) is escaped like in every data message.

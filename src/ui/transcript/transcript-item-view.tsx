@@ -9,7 +9,7 @@ import type { TranscriptItem } from "./transcript-items.ts";
 
 const STOP_LABEL = {
   aborted: "[aborted]",
-  incomplete: "[incomplete: the model stopped early (output limit)]",
+  incomplete: "[incomplete: the model stopped early; the notice above says why]",
   error: "[stopped by an error]",
   max_steps: "[stopped: too many tool steps in one turn]",
 } as const;
