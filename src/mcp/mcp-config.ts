@@ -127,7 +127,7 @@ export function shownPart(part: string): string {
 }
 
 /** A server's URL as shown: as the URL parser reads it (percent-encoded, its host in ASCII), without user name or password. */
-function shownUrl(url: string): string {
+export function shownUrl(url: string): string {
   return shownPart(parsedWithoutCredentials(url)?.href ?? withoutCredentials(url));
 }
 

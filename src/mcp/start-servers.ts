@@ -36,7 +36,8 @@ export type McpSettings = Pick<Settings, "mcpServers" | "mcp" | "maxContextToken
  * when the folder is trusted (load-settings.ts). Stdio servers start in the workspace root when
  * the folder is trusted, else in the user's home directory.
  */
-export async function startMcpServers(settings: McpSettings, root: string, signal?: AbortSignal): Promise<McpToolSet> {
+/** `trusted`: this run's trust decision (`--trust` counts), by default the stored one. */
+export async function startMcpServers(settings: McpSettings, root: string, signal?: AbortSignal, trusted: boolean = storedTrust(root) === "trusted"): Promise<McpToolSet> {
   const servers = settings.mcpServers ?? {};
   if (Object.keys(servers).length === 0) return NO_MCP_SERVERS;
   const [{ connectMcpServers }, { loadTokenizer }, { fixedRequestTokens, mcpToolTokenCap }] = await Promise.all([
@@ -51,7 +52,7 @@ export async function startMcpServers(settings: McpSettings, root: string, signa
     // A server started in an untrusted clone would read the clone's own files as its setup:
     // bunfig.toml preloads and .env for `bun`, node_modules/.bin and .npmrc for `npx`, a module
     // of the same name for `python -m`. The user's servers start there only once it is trusted.
-    cwd: storedTrust(root) === "trusted" ? root : homedir(),
+    cwd: trusted ? root : homedir(),
     count,
     // Tool definitions ride on every request: MCP tools may take at most a quarter of its budget,
     // and less when the core rules and built-in tools leave less room (tool-budget.ts).

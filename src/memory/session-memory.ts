@@ -12,13 +12,16 @@ import { ShortTermMemory } from "./short-term.ts";
 import { damageNotice, setAsideUnreadable } from "../session/damaged-lines.ts";
 import { forkSession } from "../session/session-fork.ts";
 import { lockSession, releaseSessionLock, type BusySessionPolicy } from "../session/session-lock.ts";
-import { findSession, latestSession, OlderTranscriptError, openSession, readSession, UnreadableTranscriptError, type SessionRef, type SessionTranscript } from "../session/transcript.ts";
+import { findSession, listSessions, OlderTranscriptError, openSession, readSession, UnreadableTranscriptError, type SessionRef, type SessionTranscript } from "../session/transcript.ts";
 import { TRANSCRIPT_MIGRATIONS, type TranscriptMigration } from "../session/transcript-migrations.ts";
 import { TRANSCRIPT_VERSION, type TranscriptRecord } from "../session/transcript-schema.ts";
 import { describeRenumbering } from "../session/turn-order.ts";
 import type { HeldLock } from "../state/lock.ts";
 import { UsageError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { runGit } from "../git/safe-git.ts";
 import type { NoticeCode } from "../agent/events.ts";
 
 export type ResumeTarget = { kind: "new" } | { kind: "latest" } | { kind: "id"; id: string };
@@ -53,15 +56,46 @@ export function newSessionId(): string {
   return randomBytes(4).toString("hex");
 }
 
-function resumeRef(paths: WorkspacePaths, target: Exclude<ResumeTarget, { kind: "new" }>): SessionRef {
-  if (target.kind === "id") return findSession(paths, target.id);
-  const latest = latestSession(paths);
+/**
+ * Transcripts git tracks: a repository shipped them (valarmind's own .valarmind/.gitignore keeps
+ * the sessions it writes out of git). Such a file is a clone's text, not a conversation the user
+ * had here: resumed, its forged "user" turns would reach the model as the user's own words.
+ */
+async function repositorySessionFiles(paths: WorkspacePaths): Promise<Set<string>> {
+  const listed = await runGit(paths.root, ["ls-files", "-z", "--full-name", "--", relative(paths.root, paths.sessionsDir) || "."]).catch(() => undefined);
+  if (!listed || listed.exitCode !== 0) return new Set();
+  const top = await runGit(paths.root, ["rev-parse", "--show-toplevel"]).catch(() => undefined);
+  const base = top?.exitCode === 0 ? top.stdout.trim() : paths.root;
+  return new Set(listed.stdout.split("\0").filter((name) => name !== "").map((name) => resolve(base, name)));
+}
+
+async function resumeRef(paths: WorkspacePaths, target: Exclude<ResumeTarget, { kind: "new" }>): Promise<SessionRef> {
+  const shipped = await repositorySessionFiles(paths);
+  const isShipped = (ref: SessionRef) => shipped.has(resolve(ref.file)) || shipped.has(realpathOrSelf(ref.file));
+  if (target.kind === "id") {
+    const ref = findSession(paths, target.id);
+    if (isShipped(ref)) {
+      throw new UsageError(`session ${ref.id} (${relative(paths.root, ref.file)}) came with the repository: git tracks it, so valarmind did not write it here, and it is not resumed`, {
+        hint: `'valarmind sessions show ${ref.id}' shows what it says; start your own with 'valarmind chat'.`,
+      });
+    }
+    return ref;
+  }
+  const latest = listSessions(paths).filter((ref) => !isShipped(ref)).at(-1);
   if (!latest) {
-    throw new UsageError(`no session to continue in ${paths.sessionsDir}`, {
+    throw new UsageError(`no session to continue in ${paths.sessionsDir}${shipped.size > 0 ? " (the ones git tracks came with the repository and are not resumed)" : ""}`, {
       hint: "Start one with 'valarmind chat' or 'valarmind chat -p MESSAGE' (without --continue).",
     });
   }
   return latest;
+}
+
+function realpathOrSelf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 export async function openSessionMemory(
@@ -76,7 +110,7 @@ export async function openSessionMemory(
   if (target.kind === "new") {
     return { sessionId: newSessionId(), transcript: undefined, lock: undefined, memory: new ShortTermMemory(memoryOptions(settings, countTokens)), resumed: false, notices: [] };
   }
-  const ref = resumeRef(paths, target);
+  const ref = await resumeRef(paths, target);
   const locked = await lockSession(paths, ref.id, busy);
   if (locked.kind === "busy") {
     // Read only: the holder may be mid-write, so nothing in its file is touched.

@@ -24,6 +24,7 @@ import {
 } from "./model-errors.ts";
 import { sseErrorFieldFetch } from "./sse-error-field.ts";
 import { redirectAwareFetch } from "./redirect-fetch.ts";
+import { withoutCredentials } from "../secrets/url-credentials.ts";
 import {
   abortableSleep,
   decideRetry,
@@ -109,8 +110,10 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
   const sleep = options.sleep ?? abortableSleep;
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
   const wire: WireApi = options.wire ?? "responses";
+  // Messages name the server; a password in the URL (a proxy behind basic auth) must not reach the terminal or the transcript.
+  const shownBaseURL = withoutCredentials(baseURL);
   const ctxFor = (model: string, retries = 0): ErrorContext => ({
-    baseURL,
+    baseURL: shownBaseURL,
     model,
     retries,
     keyIsPlaceholder: options.keyIsPlaceholder ?? false,
@@ -164,9 +167,13 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
   /** Error messages quote servers; a server that echoes the key must not put it on screen or disk. */
   async function* stream(request: ModelRequest, signal?: AbortSignal): AsyncGenerator<ModelStreamEvent> {
     for await (const event of streamWithRetries(request, signal)) {
-      yield event.type === "error" && apiKey && event.message.includes(apiKey)
-        ? { ...event, message: event.message.replaceAll(apiKey, "[redacted key]") }
-        : event;
+      if (event.type !== "error") {
+        yield event;
+        continue;
+      }
+      // The SDK's own messages may quote the URL too, credentials included.
+      const message = withoutCredentials(apiKey ? event.message.replaceAll(apiKey, "[redacted key]") : event.message);
+      yield message === event.message ? event : { ...event, message };
     }
   }
 

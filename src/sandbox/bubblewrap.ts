@@ -5,8 +5,10 @@
  * create those namespaces here (containers often forbid them). macOS would use Seatbelt
  * (`sandbox-exec`); not implemented, so there the sandbox is reported unavailable.
  */
-import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
+import { configuredHooksPath } from "../git/hooks-path.ts";
+import { userConfigDir } from "../config/user-config-dir.ts";
 
 export type SandboxMode = "workspace-write" | "read-only" | "off";
 
@@ -98,6 +100,8 @@ export function guardedPaths(root: string): string[] {
   const candidates = [".git", ".valarmind", ".husky", ".githooks", ".git-hooks"].map((name) => join(root, name));
   const hooksPath = configuredHooksPath(root);
   if (hooksPath !== undefined) candidates.push(hooksPath);
+  // The user's own settings, when ~/.config/valarmind links into this workspace (a dotfiles repository).
+  candidates.push(realOrSelf(userConfigDir()));
   const inside = (path: string) => {
     const rel = relative(root, path);
     return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
@@ -105,14 +109,11 @@ export function guardedPaths(root: string): string[] {
   return [...new Set(candidates)].filter((path) => inside(path) && existsSync(path));
 }
 
-/** `core.hooksPath` from the repository's own config, resolved against the workspace (undefined when unset). */
-function configuredHooksPath(root: string): string | undefined {
-  let text: string;
+
+function realOrSelf(path: string): string {
   try {
-    text = readFileSync(join(root, ".git", "config"), "utf8");
+    return realpathSync(path);
   } catch {
-    return undefined;
+    return path;
   }
-  const value = /^\s*hookspath\s*=\s*(.+?)\s*$/im.exec(text)?.[1]?.replace(/^"(.*)"$/, "$1");
-  return value === undefined || value === "" ? undefined : resolve(root, value);
 }

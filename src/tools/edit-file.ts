@@ -86,7 +86,7 @@ export function createEditFileTool(): Tool {
     const after = args.replace_all ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
     const diff = await fileDiff(rel, before, after);
     const count = args.replace_all ? at.length : 1;
-    const escalate = hardLinkWarning(rel, current.links) ?? sensitiveWriteReason(rel);
+    const escalate = hardLinkWarning(rel, current.links) ?? sensitiveWriteReason(rel, root);
     return {
       ready: true,
       kind: "write",

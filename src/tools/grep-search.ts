@@ -7,7 +7,7 @@ import { readFile, stat } from "node:fs/promises";
 import { relative } from "node:path";
 import { describeError } from "../errors.ts";
 import { looksBinary } from "./read-file.ts";
-import { walkFiles } from "./file-walk.ts";
+import { unsafeIgnoreFiles, walkFiles } from "./file-walk.ts";
 
 export interface GrepQuery {
   pattern: string;
@@ -94,6 +94,8 @@ function parseRgLine(line: string): RgEvent | undefined {
 /** Runs `rg --json` and yields its matches; a bad pattern (exit 2) becomes a GrepPatternError. */
 export async function* searchWithRipgrep(rootReal: string, rg: string, query: GrepQuery, signal: AbortSignal): AsyncGenerator<GrepMatch> {
   const info = await stat(query.target);
+  // A repository's FIFO (or symlinked) .gitignore would block ripgrep: the JS walk skips it.
+  if (info.isDirectory() && (await unsafeIgnoreFiles(rootReal, query.target))) return yield* searchWithJs(rootReal, query, signal);
   const proc = Bun.spawn(ripgrepArgs(rg, query), { cwd: rootReal, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const stop = (): void => proc.kill();
   signal.addEventListener("abort", stop, { once: true });

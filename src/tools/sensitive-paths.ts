@@ -3,6 +3,10 @@
  * CI workflows, files tools like direnv execute. Writing them asks even in auto-edit
  * (docs/security.md); only full-auto skips the question. Compared case-insensitively, at any depth.
  */
+import { realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { userConfigDir } from "../config/user-config-dir.ts";
+import { configuredHooksPath } from "../git/hooks-path.ts";
 const INSTRUCTION_FILES = new Set(["valarmind.md", "valarmind.local.md", "agents.md", "agents.override.md", "claude.md", "claude.local.md", "gemini.md"]);
 
 const SENSITIVE: ReadonlyArray<{ test: (parts: string[]) => boolean; reason: string }> = [
@@ -15,9 +19,39 @@ const SENSITIVE: ReadonlyArray<{ test: (parts: string[]) => boolean; reason: str
   { test: (p) => p[0] === ".vscode" || p[0] === ".devcontainer" || p[0] === ".idea", reason: "changes editor configuration, which can run tasks" },
 ];
 
-/** Why writing `rel` must ask even in auto-edit, or undefined. */
-export function sensitiveWriteReason(rel: string): string | undefined {
+/**
+ * Why writing `rel` (in the workspace `root`) must ask even in auto-edit, or undefined: the static
+ * list above, a hook in the repository's `core.hooksPath`, and the user's own valarmind
+ * configuration reached through the workspace (a dotfiles repository that ~/.config/valarmind
+ * links into), whose settings decide approvals, the sandbox and which folders are trusted.
+ */
+export function sensitiveWriteReason(rel: string, root?: string): string | undefined {
   const parts = rel.toLowerCase().split("/");
   const hit = SENSITIVE.find((entry) => entry.test(parts));
-  return hit ? `${rel} ${hit.reason}` : undefined;
+  if (hit) return `${rel} ${hit.reason}`;
+  if (root === undefined) return undefined;
+  const abs = resolve(root, rel);
+  const hooks = configuredHooksPath(root);
+  if (hooks !== undefined && within(hooks, abs)) return `${rel} writes a git hook (core.hooksPath), which git runs on commit or push`;
+  const config = realOrSelf(userConfigDir());
+  if (within(config, realParentJoin(abs))) return `${rel} changes your own valarmind configuration (${userConfigDir()}), which decides approvals, the sandbox and trusted folders`;
+  return undefined;
+}
+
+function within(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** The path with its directory's symlinks resolved (the file itself may not exist yet). */
+function realParentJoin(abs: string): string {
+  return join(realOrSelf(dirname(abs)), basename(abs));
 }

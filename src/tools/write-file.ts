@@ -42,7 +42,7 @@ export function createWriteFileTool(): Tool {
     const diff = await fileDiff(rel, before, args.content);
     const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length;
     const verb = before === undefined ? "create" : "overwrite";
-    const escalate = hardLinkWarning(rel, links) ?? sensitiveWriteReason(rel);
+    const escalate = hardLinkWarning(rel, links) ?? sensitiveWriteReason(rel, root);
     return {
       ready: true,
       kind: "write",

@@ -176,7 +176,7 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   const custom = await customCommandsForRun(root, opts.trust);
   const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings), ...stateNotices, ...custom.notices].filter((w): w is string => w !== undefined);
   const [{ SessionChatController }, { runRepl }] = await Promise.all([import("../chat/chat-controller.ts"), import("../../ui/run-repl.ts")]);
-  const mcp = await startMcpServers(settings, root);
+  const mcp = await startMcpServers(settings, root, undefined, decideTrust(root, opts.trust).trusted);
   try {
     const controller = await SessionChatController.open({
       mcp,
@@ -330,7 +330,7 @@ async function runHeadless(
   let session: AgentSession;
   let mcp: McpToolSet = NO_MCP_SERVERS;
   try {
-    mcp = await startMcpServers(settings, root, abort.signal);
+    mcp = await startMcpServers(settings, root, abort.signal, decideTrust(root, opts.trust).trusted);
     session = await AgentSession.open({
       mcp,
       root,

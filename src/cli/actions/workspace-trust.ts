@@ -5,7 +5,7 @@
 import { relative } from "node:path";
 import { storedTrust, type TrustLevel } from "../../config/folder-trust.ts";
 import type { ProjectChange, ProjectSettingsReport } from "../../config/load-settings.ts";
-import { describeServers } from "../../mcp/mcp-config.ts";
+import { describeServers, shownPart, shownUrl } from "../../mcp/mcp-config.ts";
 
 export interface TrustDecision {
   trusted: boolean;
@@ -20,8 +20,14 @@ export function decideTrust(root: string, flag: boolean | undefined): TrustDecis
   return { trusted: stored === "trusted", stored, source: stored === undefined ? "none" : "stored" };
 }
 
-function shown(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value);
+/**
+ * A project file's value as the user deciding on trust sees it: inert (no escape sequence of a
+ * clone's config reaches the terminal; odd characters escaped, see `shownPart`); a URL as the
+ * parser reads it, without user name or password.
+ */
+function shown(key: string, value: unknown): string {
+  if (typeof value !== "string") return shownPart(JSON.stringify(value) ?? String(value));
+  return key === "baseURL" ? shownUrl(value) : shownPart(value);
 }
 
 /** The MCP servers a project change adds to the user's (the value is the merged map). */
@@ -33,7 +39,7 @@ function addedServers(change: ProjectChange): string {
 
 /** A changed setting's value for display; MCP servers by name and command line, never their header or variable values. */
 export function shownSetting(key: string, value: unknown): string {
-  return key === "mcpServers" ? describeServers(value) : shown(value);
+  return key === "mcpServers" ? describeServers(value) : shown(key, value);
 }
 
 /** Why a change matters, for the trust question ("your OPENAI_API_KEY would be sent there"). */
