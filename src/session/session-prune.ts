@@ -178,6 +178,12 @@ export async function prune(paths: WorkspacePaths, plan: PrunePlan): Promise<Pru
       continue;
     }
     try {
+      // Used since the plan was made (resumed between the listing and this lock): kept, with its new turn.
+      const newest = Math.max(0, ...candidate.paths.map((path) => footprint(path).newest));
+      if (Math.floor(newest) > candidate.lastUsed.getTime()) {
+        result.skipped.push({ id: candidate.id, why: "used since this prune was planned" });
+        continue;
+      }
       const failed: string[] = [];
       for (const path of candidate.paths) {
         try {

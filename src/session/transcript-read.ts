@@ -105,7 +105,8 @@ export function readSession(file: string, migrations: readonly TranscriptMigrati
       hint: "valarmind writes transcripts as plain files in .valarmind/sessions/; remove this one (a cloned repository may have shipped it).",
     });
   }
-  const lines = readFileSync(file, "utf8").split("\n");
+  // A byte-order mark (Notepad, PowerShell 5 saved it) is not part of the first record.
+  const lines = readFileSync(file, "utf8").replace(/^\uFEFF/, "").split("\n");
   // A file that ends with "\n" splits into a trailing "": then the last line is complete.
   const last = lines.pop() ?? "";
   const valid: TranscriptRecord[] = [];

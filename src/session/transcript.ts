@@ -21,7 +21,7 @@
  */
 import { nonRegularFile } from "../config/non-regular-file.ts";
 import { fileSystemFailure } from "../state/fs-failure.ts";
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readSync, statSync, truncateSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { WorkspacePaths } from "../config/paths.ts";
@@ -132,7 +132,8 @@ function readSessionHeader(file: string): SessionHeader | undefined {
   try {
     const buffer = Buffer.alloc(4096);
     const n = readSync(fd, buffer, 0, buffer.length, 0);
-    const line = buffer.subarray(0, n).toString("utf8").split("\n")[0] ?? "";
+    // A byte-order mark (an editor that saved the file) is not part of the header.
+    const line = (buffer.subarray(0, n).toString("utf8").split("\n")[0] ?? "").replace(/^\uFEFF/, "");
     const parsed = checkParsedRecord(file, 1, JSON.parse(line));
     return "record" in parsed && parsed.record.kind === "session" ? parsed.record : undefined;
   } finally {
@@ -297,12 +298,17 @@ export function openSession(
   const ref = typeof idOrRef === "string" ? findSession(paths, idOrRef) : idOrRef;
   const read = readSession(ref.file, migrations);
   if (read.version < TRANSCRIPT_VERSION) throw new OlderTranscriptError(ref.file, read);
-  if (read.tornTail !== undefined) {
-    truncateSync(ref.file, statSync(ref.file).size - Buffer.byteLength(read.tornTail, "utf8"));
-  }
+  const bytes = readFileSync(ref.file);
+  // Cut by bytes, just after the last newline: the torn line's text was decoded, and a character
+  // cut mid-sequence decodes to a longer U+FFFD, which once cut into the record before it.
+  if (read.tornTail !== undefined) truncateSync(ref.file, bytes.lastIndexOf(0x0a) + 1);
   ensureValarmindDir(paths, paths.sessionsDir);
   const newlyDamaged = setAsideDamage(ref.file, read.damaged);
-  const session = new SessionTranscript(ref, read.header, openSync(ref.file, "a", PRIVATE_FILE_MODE));
+  const fd = openSync(ref.file, "a", PRIVATE_FILE_MODE);
+  // A complete last line without its newline (an editor, a crash that cut only the newline): the
+  // next record must not be glued to it.
+  if (read.tornTail === undefined && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) writeSync(fd, "\n");
+  const session = new SessionTranscript(ref, read.header, fd);
   if (read.tornTail !== undefined) {
     session.append({ kind: "note", what: "torn_line_recovered", text: read.tornTail });
     session.sync();

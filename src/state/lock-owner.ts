@@ -13,10 +13,30 @@ export const LOCK_OWNER_FILE = "owner.json";
 export interface LockOwner {
   pid: number;
   hostname: string;
+  /**
+   * When the holder process started (Linux: clock ticks since boot, /proc/PID/stat field 22): a
+   * pid alive under another start time is another process (pid reuse after a container restart).
+   */
+  started?: number;
 }
 
+/** A process's start time in clock ticks since boot (Linux /proc), or undefined elsewhere. */
+export function processStart(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const started = Number(fields[19]);
+    return Number.isSafeInteger(started) ? started : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const OWN_START = processStart(process.pid);
+
 export function writeLockOwner(lockPath: string): void {
-  const owner: LockOwner = { pid: process.pid, hostname: hostname() };
+  const owner: LockOwner = { pid: process.pid, hostname: hostname(), ...(OWN_START !== undefined && { started: OWN_START }) };
   writeFileSync(join(lockPath, LOCK_OWNER_FILE), JSON.stringify(owner), { mode: PRIVATE_FILE_MODE });
 }
 
@@ -29,18 +49,41 @@ export function readLockOwner(lockPath: string): LockOwner | undefined {
     return undefined; // missing or half-written: judged by age instead, as before owners were recorded
   }
   if (typeof parsed !== "object" || parsed === null) return undefined;
-  const { pid, hostname: host } = parsed as Record<string, unknown>;
-  return typeof pid === "number" && Number.isInteger(pid) && pid > 0 && typeof host === "string" ? { pid, hostname: host } : undefined;
+  const { pid, hostname: host, started } = parsed as Record<string, unknown>;
+  if (!(typeof pid === "number" && Number.isInteger(pid) && pid > 0 && typeof host === "string")) return undefined;
+  return { pid, hostname: host, ...(typeof started === "number" && Number.isSafeInteger(started) && { started }) };
 }
 
-/** True only when the owner is on this host and its pid is gone; a pid we may not signal is alive. */
+/**
+ * True only when the owner is on this host and its process is gone: its pid does not exist, or
+ * now belongs to a process that started at another time (a restarted container reuses pid 1, this
+ * very process included). A pid we may not signal is alive.
+ */
 export function isDeadOwner(owner: LockOwner): boolean {
-  if (owner.hostname !== hostname() || owner.pid === process.pid) return false;
+  if (owner.hostname !== hostname()) return false;
+  if (owner.pid === process.pid) return owner.started !== undefined && OWN_START !== undefined && owner.started !== OWN_START;
   try {
     process.kill(owner.pid, 0);
-    return false;
   } catch (error) {
     return (error as { code?: unknown }).code === "ESRCH";
+  }
+  const started = owner.started === undefined ? undefined : processStart(owner.pid);
+  return started !== undefined && started !== owner.started;
+}
+
+/**
+ * True when the owner is a process of this host known to be running (the same process, not a
+ * reused pid): its lock is never stale, however long since it was refreshed — a holder stopped
+ * (SIGSTOP, a suspended laptop) or a clock jump must not hand its session to another writer.
+ */
+export function isLiveLocalOwner(owner: LockOwner): boolean {
+  if (owner.hostname !== hostname() || isDeadOwner(owner)) return false;
+  if (owner.pid === process.pid) return true;
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "EPERM";
   }
 }
 
@@ -89,7 +132,8 @@ export function lockStands(lockPath: string, staleMs: number, now: number): bool
   const age = lockAgeMs(lockPath, now);
   if (age === undefined) return false;
   const owner = readLockOwner(lockPath);
-  return !(owner !== undefined && isDeadOwner(owner)) && age <= staleMs;
+  if (owner !== undefined && isDeadOwner(owner)) return false;
+  return age <= staleMs || (owner !== undefined && isLiveLocalOwner(owner));
 }
 
 /**
@@ -100,6 +144,8 @@ export function lockStands(lockPath: string, staleMs: number, now: number): bool
 export function takeOverStaleLock(lockPath: string, staleMs: number, now: () => number): boolean {
   const age = lockAgeMs(lockPath, now());
   if (age === undefined || age <= staleMs) return false;
+  const owner = readLockOwner(lockPath);
+  if (owner !== undefined && isLiveLocalOwner(owner)) return false;
   const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {
     renameSync(lockPath, aside);

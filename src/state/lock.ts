@@ -50,6 +50,9 @@ const privateLockFs = {
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** What proper-lockfile is told: it never judges a lock stale itself (a day; its timers take 32-bit delays). */
+const NEVER_STALE_MS = 86_400_000;
+
 export async function acquireLock(target: string, options: LockOptions = {}): Promise<HeldLock> {
   const { default: lockfile } = await import("proper-lockfile");
   const staleMs = options.staleMs ?? 5_000;
@@ -71,7 +74,11 @@ export async function acquireLock(target: string, options: LockOptions = {}): Pr
           realpath: false,
           fs: privateLockFs,
           lockfilePath: lockPath,
-          stale: staleMs,
+          // Staleness is judged above (takeOverStaleLock, which spares a living holder of this
+          // host): proper-lockfile's own check would remove a stopped holder's lock. It still
+          // refreshes the lock every staleMs / 2.
+          stale: NEVER_STALE_MS,
+          update: staleMs / 2,
           retries: 0,
           onCompromised: (error) => {
             lost = error;

@@ -144,7 +144,14 @@ export class SessionChatController implements ChatController {
   }
 
   private async resume(id: string): Promise<CommandOutput> {
-    if (id !== "") return this.switchSession({ kind: "id", id }, `resumed session ${id}`);
+    if (id !== "") {
+      // The session already open: nothing to switch to (opening it again would fork it, its own lock taken for another writer's).
+      const named = listSessions(this.session.paths).filter((ref) => ref.id.startsWith(id));
+      if (this.session.sessionId.startsWith(id) && (named.length === 0 || named.every((ref) => ref.id === this.session.sessionId))) {
+        return { title: "resume", lines: [`already in session ${this.session.sessionId}`] };
+      }
+      return this.switchSession({ kind: "id", id }, `resumed session ${id}`);
+    }
     const others = listSessions(this.session.paths).filter((ref) => ref.id !== this.session.sessionId);
     const latest = others.at(-1);
     if (!latest) return { title: "resume", lines: ["no other session in this workspace"], isError: true };
