@@ -42,8 +42,9 @@ export interface OpenedMemory {
   notices: SessionNotice[];
 }
 
-export function memoryOptions(settings: Settings, countTokens: (text: string) => number) {
+export function memoryOptions(settings: Settings, countTokens: (text: string) => number, root?: string) {
   return {
+    ...(root !== undefined && { root }),
     shortBufferTurns: settings.shortBufferTurns,
     windowBlockTurns: settings.windowBlockTurns,
     workingSetTokens: settings.workingSetTokens,
@@ -108,7 +109,7 @@ export async function openSessionMemory(
   migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS,
 ): Promise<OpenedMemory> {
   if (target.kind === "new") {
-    return { sessionId: newSessionId(), transcript: undefined, lock: undefined, memory: new ShortTermMemory(memoryOptions(settings, countTokens)), resumed: false, notices: [] };
+    return { sessionId: newSessionId(), transcript: undefined, lock: undefined, memory: new ShortTermMemory(memoryOptions(settings, countTokens, paths.root)), resumed: false, notices: [] };
   }
   const ref = await resumeRef(paths, target);
   const locked = await lockSession(paths, ref.id, busy);
@@ -187,7 +188,7 @@ async function openFork(
     sessionId: id,
     transcript: fork.transcript,
     lock: forkLock.kind === "held" ? forkLock.lock : undefined,
-    memory: ShortTermMemory.fromRecords(fork.records, memoryOptions(settings, countTokens)),
+    memory: ShortTermMemory.fromRecords(fork.records, memoryOptions(settings, countTokens, paths.root)),
     resumed: true,
     notices: [],
   };
@@ -215,7 +216,7 @@ function resumeLocked(
       notices.push({ message: `${session.file}: ${text}; every message is kept` });
     }
   }
-  let memory = ShortTermMemory.fromRecords(records, memoryOptions(settings, countTokens));
+  let memory = ShortTermMemory.fromRecords(records, memoryOptions(settings, countTokens, paths.root));
   const pending = memory.pending;
   if (pending) {
     notices.push({ message: `turn ${pending.turn} ("${pending.user.slice(0, 60)}") never finished; its message is in the transcript — send it again to retry` });
@@ -227,7 +228,7 @@ function resumeLocked(
       { kind: "turn_end", turn: pending.turn, steps, stop_reason: "error" },
     ]);
     session.sync();
-    memory = ShortTermMemory.fromRecords([...records, ...closing], memoryOptions(settings, countTokens));
+    memory = ShortTermMemory.fromRecords([...records, ...closing], memoryOptions(settings, countTokens, paths.root));
   }
   return { sessionId: session.id, transcript: session, lock, memory, resumed: true, notices };
 }

@@ -15,6 +15,7 @@
 import type { FileRewind } from "../checkpoints/undo-note.ts";
 import type { NewRecord, ToolCallRecord, TranscriptRecord } from "../session/transcript-schema.ts";
 import { factsOfRecordedCall } from "../tools/call-facts.ts";
+import type { ToolLocation } from "../tools/types.ts";
 import type { FoldDecision } from "./fold-economics.ts";
 import { INLINE_OUTPUT_BYTES } from "./tool-memory.ts";
 import { foldTurns, type RollingSummary, type Summarizer } from "./summary.ts";
@@ -56,6 +57,8 @@ export interface ShortTermOptions {
   overflowPolicy: OverflowPolicy;
   /** Exact count, or a strict upper bound, for working-set items added without a count. */
   countTokens: (text: string) => number;
+  /** The workspace root: files named by absolute path are matched by their relative one. */
+  root?: string;
 }
 
 /** What the prompt builder reads (never mutates). */
@@ -81,7 +84,7 @@ export interface MemoryChanges {
 export class ShortTermMemory {
   readonly window: ConversationWindow;
   readonly workingSet: WorkingSet;
-  readonly touched = new TouchedEntities();
+  readonly touched: TouchedEntities;
   summary: RollingSummary | undefined;
   /** The working state as the cached part of the prompt shows it (a `state_snapshot` record's). */
   stateSnapshot: { turn: number; state: unknown } | undefined;
@@ -107,6 +110,7 @@ export class ShortTermMemory {
   private rewinds: FileRewind[] = [];
 
   constructor(options: ShortTermOptions) {
+    this.touched = new TouchedEntities(options.root);
     this.window = new ConversationWindow(options);
     this.workingSet = new WorkingSet({
       budgetTokens: options.workingSetTokens,
@@ -204,13 +208,17 @@ export class ShortTermMemory {
   }
 
   /** A finished turn enters the window; its files and symbols count as touched. */
-  endTurn(turn: Turn): void {
+  /** `locationsOf`: what a call that ran in this process touched (its confined, workspace-relative paths); else read from its arguments. */
+  endTurn(turn: Turn, locationsOf?: (callId: string) => readonly ToolLocation[] | undefined): void {
     this.window.push(turn);
     this.lastTurn = Math.max(this.lastTurn, turn.turn);
     if (this.pending?.turn === turn.turn) this.pending = undefined;
     this.touched.observeText(turn.user, turn.turn);
     for (const item of turn.items) {
-      if (item.kind === "tool") this.touched.observeToolCall(item.name, item.arguments, turn.turn);
+      if (item.kind !== "tool") continue;
+      const live = locationsOf?.(item.callId);
+      if (live) this.touched.observeLocations(live, turn.turn);
+      else this.touched.observeToolCall(item.name, item.arguments, turn.turn);
     }
   }
 

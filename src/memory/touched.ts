@@ -5,6 +5,7 @@
  * the paths each tool call declares it touches (edits where it writes).
  */
 import { factsOfRecordedCall } from "../tools/call-facts.ts";
+import { normalizeWorkspacePath } from "../tools/workspace-path.ts";
 import type { ToolLocation } from "../tools/types.ts";
 
 export type EntityKind = "file" | "symbol";
@@ -38,6 +39,9 @@ function normalizePath(path: string): string {
 export class TouchedEntities {
   private entities = new Map<string, TouchedEntity>();
 
+  /** `root`: the workspace, so a file named by its absolute path is the same entity as by its relative one. */
+  constructor(private readonly root?: string) {}
+
   private touch(kind: EntityKind, name: string, how: TouchKind, turn: number): void {
     const key = `${kind}:${name}`;
     const entity = this.entities.get(key) ?? { name, kind, mentions: 0, reads: 0, edits: 0, firstTurn: turn, lastTurn: turn };
@@ -70,7 +74,7 @@ export class TouchedEntities {
 
   /** The paths a call touches: written ones are edits, the rest reads. */
   observeLocations(locations: readonly ToolLocation[], turn: number): void {
-    for (const location of locations) this.touchFile(location.path, location.access === "write" ? "edit" : "read", turn);
+    for (const location of locations) this.touchFile(normalizeWorkspacePath(location.path, this.root), location.access === "write" ? "edit" : "read", turn);
   }
 
   /** A recorded call (name and argument JSON) touches what its tool declares; unknown tools and invalid arguments touch nothing. */

@@ -24,7 +24,7 @@ export function recordTurnInMemory(
     const summary = summaries.get(item.callId);
     return summary ? { ...item, output: summary.promptSummary } : item;
   });
-  memory.endTurn({ ...turn, items });
+  memory.endTurn({ ...turn, items }, (callId) => summaries.get(callId)?.facts?.locations);
   const { ttlTurns } = options;
 
   const ws = memory.workingSet;

@@ -5,6 +5,7 @@ import { hardLinkWarning } from "./confined-file.ts";
 import { applyPlannedText, currentText, toolError } from "./file-change.ts";
 import { sensitiveWriteReason } from "./sensitive-paths.ts";
 import { fileDiff } from "./file-diff.ts";
+import { endingsOf, lfView, usualEnding, withEndings } from "./line-endings.ts";
 import { Type, type Static } from "@sinclair/typebox";
 import { defineTool, Nullable } from "./define-tool.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
@@ -63,27 +64,34 @@ export function createEditFileTool(): Tool {
     if ("denied" in current) return fail(`${current.denied}.`, `${rel}: permission denied`);
     if ("problem" in current) return fail(`${current.problem}; edit_file only edits text files.`, `${rel}: cannot edit`);
     const before = current.text;
-    let oldString = args.old_string;
-    let newString = args.new_string;
-    let at = occurrences(before, oldString);
-    // The model writes "\n"; a file with CRLF endings still matches, and keeps its endings.
-    if (at.length === 0 && before.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r\n")) {
-      oldString = oldString.replaceAll("\n", "\r\n");
-      newString = newString.replaceAll("\n", "\r\n");
-      at = occurrences(before, oldString);
-    }
+    // Matched in the file's LF view (read_file shows "\r\n" as "\n"); what replaces a match keeps
+    // the endings its lines had, and lines it adds take the file's usual one (line-endings.ts).
+    const view = lfView(before);
+    const oldString = args.old_string.replaceAll("\r\n", "\n");
+    const newString = args.new_string.replaceAll("\r\n", "\n");
+    if (oldString === newString) return fail("old_string and new_string differ only in line endings; the file keeps its own, so there is nothing to change.", `${rel}: no change`);
+    const at = occurrences(view.text, oldString);
     if (at.length === 0) {
-      return fail(`old_string was not found in ${rel} (0 matches); nothing was changed.${nearMiss(before, args.old_string)}`, `${rel}: old_string not found`);
+      return fail(`old_string was not found in ${rel} (0 matches); nothing was changed.${nearMiss(view.text, oldString)}`, `${rel}: old_string not found`);
     }
     if (at.length > 1 && !args.replace_all) {
-      const lines = at.slice(0, MAX_LISTED_LINES).map((o) => lineOf(before, o));
+      const lines = at.slice(0, MAX_LISTED_LINES).map((o) => lineOf(view.text, o));
       const more = at.length > MAX_LISTED_LINES ? ", …" : "";
       return fail(
         `old_string matches ${at.length} times in ${rel} (at lines ${lines.join(", ")}${more}); nothing was changed. Include more surrounding lines to make it unique, or set replace_all: true to change every occurrence.`,
         `${rel}: old_string matches ${at.length} times`,
       );
     }
-    const after = args.replace_all ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
+    const usual = usualEnding(before);
+    let after = "";
+    let done = 0;
+    for (const start of args.replace_all ? at : at.slice(0, 1)) {
+      const from = view.original(start);
+      const to = view.original(start + oldString.length);
+      after += before.slice(done, from) + withEndings(newString, endingsOf(before.slice(from, to)), usual);
+      done = to;
+    }
+    after += before.slice(done);
     const diff = await fileDiff(rel, before, after);
     const count = args.replace_all ? at.length : 1;
     const escalate = hardLinkWarning(rel, current.links) ?? sensitiveWriteReason(rel, root);
@@ -96,7 +104,7 @@ export function createEditFileTool(): Tool {
       async apply(): Promise<ToolResult> {
         const failed = await applyPlannedText(root, rel, before, after, current.links);
         if (failed) return failed;
-        const where = at.slice(0, MAX_LISTED_LINES).map((o) => lineOf(before, o)).join(", ");
+        const where = at.slice(0, MAX_LISTED_LINES).map((o) => lineOf(view.text, o)).join(", ");
         return {
           forModel: `Edited ${rel}: ${count} replacement${count > 1 ? "s" : ""} at line${count > 1 ? "s" : ""} ${where} (+${diff.added} −${diff.removed} lines).`,
           summary: `edited ${rel} (+${diff.added} −${diff.removed})`,

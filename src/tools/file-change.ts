@@ -5,7 +5,7 @@
  * (confined-file.ts) so nothing can redirect it.
  */
 import { ConfinedWriteError, readConfined, writeConfined } from "./confined-file.ts";
-import { looksBinary, READ_FILE_LIMITS } from "./read-file.ts";
+import { looksBinary, READ_FILE_LIMITS, utf16Bom } from "./read-file.ts";
 import type { ToolResult } from "./types.ts";
 
 export type CurrentText =
@@ -23,8 +23,16 @@ export async function currentText(abs: string, rel: string): Promise<CurrentText
     if (read.reason === "too_large") return { exists: true, problem: `${rel} is ${read.size} bytes, too large to edit with this tool` };
     return { exists: true, problem: read.problem };
   }
+  const encoding = utf16Bom(read.bytes);
+  if (encoding) return { exists: true, problem: `${rel} is ${encoding} text; edited as UTF-8 it would be rewritten in another encoding. Convert it (iconv -f ${encoding} -t UTF-8) with run_shell first, or edit it there` };
   if (looksBinary(read.bytes)) return { exists: true, problem: `${rel} is a binary file` };
-  return { exists: true, text: read.bytes.toString("utf8"), links: read.links };
+  const text = read.bytes.toString("utf8");
+  // Bytes that are not UTF-8 (Latin-1, Windows-1252) decode to U+FFFD: written back, every such
+  // character would be replaced, in lines the diff shows as unchanged.
+  if (!Buffer.from(text, "utf8").equals(read.bytes)) {
+    return { exists: true, problem: `${rel} is not valid UTF-8 (Latin-1 or another encoding?); rewritten it would lose the characters it cannot show. Convert it (iconv -f LATIN1 -t UTF-8) or edit it with run_shell (sed)` };
+  }
+  return { exists: true, text, links: read.links };
 }
 
 export function toolError(forModel: string, summary: string): ToolResult {

@@ -85,7 +85,8 @@ function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: boolean):
 }
 
 /** Yields the files under `startAbs` (a directory inside `rootReal`) that git would not ignore. */
-export async function* walkFiles(rootReal: string, startAbs: string, signal?: AbortSignal): AsyncGenerator<WalkEntry> {
+/** `unreadable`: told the directories under the start that could not be read (skipped, not fatal). */
+export async function* walkFiles(rootReal: string, startAbs: string, signal?: AbortSignal, unreadable?: string[]): AsyncGenerator<WalkEntry> {
   const startRel = toPosix(relative(rootReal, startAbs));
   const layers: IgnoreLayer[] = [];
   // .gitignore files of the directories above the start apply too.
@@ -94,21 +95,31 @@ export async function* walkFiles(rootReal: string, startAbs: string, signal?: Ab
     const layer = await loadLayer(rootReal, above.slice(0, i).join("/"));
     if (layer) layers.push(layer);
   }
-  yield* walkDir(rootReal, startRel, layers, signal);
+  yield* walkDir(rootReal, startRel, layers, signal, { start: startRel, unreadable });
 }
 
-async function* walkDir(rootReal: string, dirRel: string, parentLayers: IgnoreLayer[], signal?: AbortSignal): AsyncGenerator<WalkEntry> {
+async function* walkDir(rootReal: string, dirRel: string, parentLayers: IgnoreLayer[], signal: AbortSignal | undefined, skips: { start: string; unreadable: string[] | undefined }): AsyncGenerator<WalkEntry> {
   if (signal?.aborted) return;
   const own = await loadLayer(rootReal, dirRel);
   const layers = own ? [...parentLayers, own] : parentLayers;
   const dirAbs = join(rootReal, dirRel);
-  const entries = await readdir(dirAbs, { withFileTypes: true });
+  let entries;
+  try {
+    entries = await readdir(dirAbs, { withFileTypes: true });
+  } catch (error) {
+    // One directory valarmind may not read (a container volume owned by another user) is skipped
+    // and told; only the start directory itself fails the walk.
+    const code = (error as { code?: unknown }).code;
+    if (dirRel === skips.start || !skips.unreadable || (code !== "EACCES" && code !== "EPERM")) throw error;
+    skips.unreadable.push(`${dirRel}/`);
+    return;
+  }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const rel = dirRel === "" ? entry.name : `${dirRel}/${entry.name}`;
     if (entry.isDirectory()) {
       if ((ALWAYS_SKIPPED as readonly string[]).includes(entry.name) || isIgnored(layers, rel, true)) continue;
-      yield* walkDir(rootReal, rel, layers, signal);
+      yield* walkDir(rootReal, rel, layers, signal, skips);
     } else if (entry.isFile() || entry.isSymbolicLink()) {
       if (isIgnored(layers, rel, false)) continue;
       yield { abs: join(dirAbs, entry.name), rel, isSymlink: entry.isSymbolicLink() };

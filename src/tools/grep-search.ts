@@ -17,13 +17,29 @@ export interface GrepQuery {
   matchesGlob: (relToTarget: string) => boolean;
   caseInsensitive: boolean;
   literal: boolean;
+  /** Told what the search left out, so "No matches" is never said of text it did not look at. */
+  skipped?: GrepSkips;
+}
+
+export interface GrepSkips {
+  /** Files over GREP_MAX_FILE_BYTES (JS back end). */
+  large: string[];
+  /** Directories or files that could not be read (permission). */
+  unreadable: string[];
+  /** Lines the pattern backtracked on too long to decide (JS back end): "file:line". */
+  undecided: string[];
 }
 
 export interface GrepMatch {
   rel: string;
   line: number;
   text: string;
+  /** Where the match starts in `text` (UTF-16 units), when known: a long line is shown around it. */
+  column?: number;
 }
+
+/** A line whose test took longer than this was decided by the engine's backtracking limit, not by the pattern. */
+const UNDECIDED_LINE_MS = 100;
 
 /** Files larger than this are skipped by both back ends. */
 export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -45,11 +61,16 @@ function relToTarget(query: GrepQuery, abs: string): string {
   return relative(query.target, abs).split("\\").join("/");
 }
 
+function isDenied(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === "EACCES" || code === "EPERM";
+}
+
 export async function* searchWithJs(rootReal: string, query: GrepQuery, signal: AbortSignal): AsyncGenerator<GrepMatch> {
   const regex = compile(query);
   const info = await stat(query.target);
   const files = info.isDirectory()
-    ? walkFiles(rootReal, query.target, signal)
+    ? walkFiles(rootReal, query.target, signal, query.skipped?.unreadable)
     : (async function* () {
         yield { abs: query.target, rel: relative(rootReal, query.target).split("\\").join("/"), isSymlink: false };
       })();
@@ -58,21 +79,41 @@ export async function* searchWithJs(rootReal: string, query: GrepQuery, signal: 
     // ripgrep does not follow symlinks during a walk either.
     if (file.isSymlink) continue;
     if (info.isDirectory() && !query.matchesGlob(relToTarget(query, file.abs))) continue;
-    const size = (await stat(file.abs)).size;
-    if (size > GREP_MAX_FILE_BYTES) continue;
-    const bytes = await readFile(file.abs);
+    let bytes: Buffer;
+    try {
+      const size = (await stat(file.abs)).size;
+      if (size > GREP_MAX_FILE_BYTES) {
+        query.skipped?.large.push(file.rel);
+        continue;
+      }
+      bytes = await readFile(file.abs);
+    } catch (error) {
+      if (!isDenied(error) || !info.isDirectory()) throw error;
+      query.skipped?.unreadable.push(file.rel);
+      continue;
+    }
     if (looksBinary(bytes)) continue;
     const lines = bytes.toString("utf8").split("\n");
     for (let i = 0; i < lines.length; i++) {
       const text = (lines[i] ?? "").replace(/\r$/, "");
-      if (regex.test(text)) yield { rel: file.rel, line: i + 1, text };
+      const started = performance.now();
+      const found = regex.exec(text);
+      const spent = performance.now() - started;
+      if (found) yield { rel: file.rel, line: i + 1, text, column: found.index };
+      // The engine gives up on heavy backtracking and answers "no match": such a line is undecided.
+      else if (spent > UNDECIDED_LINE_MS) query.skipped?.undecided.push(`${file.rel}:${i + 1}`);
+      if (spent > 20) {
+        // A slow line held the event loop: let an abort (Esc, Ctrl-C) through before the next.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (signal.aborted) return;
+      }
     }
   }
 }
 
 function ripgrepArgs(rg: string, query: GrepQuery): string[] {
+  // No --max-filesize: ripgrep streams a big file, and skipping it silently answered "No matches".
   const args = [rg, "--json", "--sort", "path", "--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global"];
-  args.push("--max-filesize", String(GREP_MAX_FILE_BYTES));
   for (const skipped of [".git", "node_modules", ".valarmind"]) args.push("--glob", `!${skipped}`);
   if (query.caseInsensitive) args.push("--ignore-case");
   if (query.literal) args.push("--fixed-strings");
@@ -80,7 +121,14 @@ function ripgrepArgs(rg: string, query: GrepQuery): string[] {
   return args;
 }
 
-type RgEvent = { type: string; data?: { path?: { text?: string }; lines?: { text?: string }; line_number?: number } };
+type RgText = { text?: string; bytes?: string };
+type RgEvent = { type: string; data?: { path?: RgText; lines?: RgText; line_number?: number; submatches?: Array<{ start?: number }> } };
+
+/** ripgrep's JSON carries text that is not valid UTF-8 as base64 `bytes`: decoded (lossily) as the JS back end reads it. */
+function rgText(value: RgText | undefined): string | undefined {
+  if (value?.text !== undefined) return value.text;
+  return value?.bytes === undefined ? undefined : Buffer.from(value.bytes, "base64").toString("utf8");
+}
 
 function parseRgLine(line: string): RgEvent | undefined {
   try {
@@ -110,13 +158,16 @@ export async function* searchWithRipgrep(rootReal: string, rg: string, query: Gr
         const event = parseRgLine(buffered.slice(0, newline));
         buffered = buffered.slice(newline + 1);
         newline = buffered.indexOf("\n");
-        const path = event?.data?.path?.text;
-        const text = event?.data?.lines?.text;
+        const path = rgText(event?.data?.path);
+        const text = rgText(event?.data?.lines);
         const lineNumber = event?.data?.line_number;
-        // Matches in binary files carry base64 `bytes` instead of `text`: skipped, like the fallback.
-        if (event?.type !== "match" || path === undefined || text === undefined || lineNumber === undefined) continue;
+        // A line with a NUL is a binary file's: skipped, like the fallback skips binary files.
+        if (event?.type !== "match" || path === undefined || text === undefined || lineNumber === undefined || text.includes("\0")) continue;
         if (info.isDirectory() && !query.matchesGlob(relToTarget(query, path))) continue;
-        yield { rel: relative(rootReal, path).split("\\").join("/"), line: lineNumber, text: text.replace(/\r?\n$/, "") };
+        // Submatch offsets are bytes of the line as UTF-8.
+        const start = event?.data?.submatches?.[0]?.start;
+        const column = start === undefined ? undefined : Buffer.from(text, "utf8").subarray(0, start).toString("utf8").length;
+        yield { rel: relative(rootReal, path).split("\\").join("/"), line: lineNumber, text: text.replace(/\r?\n$/, ""), ...(column !== undefined && { column }) };
       }
     }
     const code = await proc.exited;

@@ -4,8 +4,9 @@ import { join, relative } from "node:path";
 import { linkCount, specialFileKind } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
 import { fileAccessProblem, permissionProblem } from "./file-access-problem.ts";
-import { GrepPatternError, searchWithJs, searchWithRipgrep, type GrepMatch, type GrepQuery } from "./grep-search.ts";
-import { globMatcher } from "./list-files.ts";
+import { GREP_MAX_FILE_BYTES, GrepPatternError, searchWithJs, searchWithRipgrep, type GrepMatch, type GrepQuery, type GrepSkips } from "./grep-search.ts";
+import { sliceWhole } from "./read-file.ts";
+import { globMatcher, shownName } from "./list-files.ts";
 import { Type, type Static } from "@sinclair/typebox";
 import { defineTool, Nullable } from "./define-tool.ts";
 import type { Tool, ToolResult } from "./types.ts";
@@ -37,9 +38,28 @@ export type GrepArgs = Static<typeof GrepParams>;
 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
+/** A matching line; a long one as the MAX_LINE_CHARS around where the match starts. */
 export function formatMatch(match: GrepMatch): string {
-  const text = match.text.length > MAX_LINE_CHARS ? `${match.text.slice(0, MAX_LINE_CHARS)} [… line cut]` : match.text;
-  return `${match.rel}:${match.line}: ${text}`;
+  let text = match.text;
+  if (text.length > MAX_LINE_CHARS) {
+    const from = Math.max(0, Math.min((match.column ?? 0) - MAX_LINE_CHARS / 4, text.length - MAX_LINE_CHARS));
+    const kept = sliceWhole(text.slice(from), MAX_LINE_CHARS);
+    const after = text.length - from - kept.length;
+    text = `${from > 0 ? `[… ${from} chars] ` : ""}${kept}${after > 0 ? ` [… ${after} chars; line cut]` : ""}`;
+  }
+  return `${shownName(match.rel)}:${match.line}: ${text}`;
+}
+
+/** What the search left out, as footer lines: never "No matches" of text it did not look at. */
+function skippedNote(skips: GrepSkips): string {
+  const list = (names: string[]) => `${names.slice(0, 5).map(shownName).join(", ")}${names.length > 5 ? ", …" : ""}`;
+  const notes: string[] = [];
+  if (skips.large.length > 0) notes.push(`(skipped ${plural(skips.large.length, "file", "files")} over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB: ${list(skips.large)}; search ${skips.large.length === 1 ? "it" : "them"} with run_shell (rg or grep))`);
+  if (skips.unreadable.length > 0) notes.push(`(skipped what could not be read, permission denied: ${list(skips.unreadable)})`);
+  if (skips.undecided.length > 0) {
+    notes.push(`(the pattern backtracks too much to decide ${plural(skips.undecided.length, "line", "lines")}, which may match: ${list(skips.undecided)}; simplify it (no nested quantifiers such as (a+)+) or search with run_shell)`);
+  }
+  return notes.map((note) => `\n${note}`).join("");
 }
 
 /** A search target that is not a directory or a regular file (a FIFO would block, a device never end). */
@@ -62,12 +82,14 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     async execute(args, ctx) {
       const target = args.path ?? ctx.root;
       const shown = relative(ctx.root, target) || ".";
+      const skips: GrepSkips = { large: [], unreadable: [], undecided: [] };
       const query: GrepQuery = {
         pattern: args.pattern,
         target,
         matchesGlob: globMatcher(args.glob),
         caseInsensitive: args.case_insensitive ?? false,
         literal: args.literal ?? false,
+        skipped: skips,
       };
       const cap = args.max_results ?? GREP_DEFAULT_CAP;
       const shownLines: string[] = [];
@@ -77,6 +99,9 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       try {
         const refusal = await specialTarget(target, shown);
         if (refusal) return refusal;
+        if (!rg && (await stat(target)).isFile() && (await stat(target)).size > GREP_MAX_FILE_BYTES) {
+          return { forModel: `Error: ${shown} is over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB, too large for grep's built-in search (ripgrep is not installed); search it with run_shell (grep -n PATTERN ${shown}).`, summary: `grep ${shown}: too large`, isError: true };
+        }
         const matches = rg ? searchWithRipgrep(ctx.root, rg, query, ctx.signal) : searchWithJs(ctx.root, query, ctx.signal);
         for await (const match of matches) {
           // A file with several hard links may be a file outside the workspace under another name.
@@ -100,8 +125,13 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       if (ctx.signal.aborted) return { forModel: "Aborted.", summary: "grep: aborted", isError: true };
       const what = `/${args.pattern}/ under ${shown}${args.glob ? ` (${args.glob})` : ""}`;
       const linkedFiles = [...multiplyLinked].filter(([, linked]) => linked).map(([rel]) => rel);
-      const skipped = linkedFiles.length > 0 ? `\n(skipped ${plural(linkedFiles.length, "file", "files")} with several hard links, which may be files outside the workspace: ${linkedFiles.slice(0, 5).join(", ")}; read_file asks the user before reading one)` : "";
-      if (total === 0) return { forModel: `No matches for ${what}.${skipped}`, summary: `grep ${what}: no matches`, isError: false };
+      const skipped =
+        (linkedFiles.length > 0 ? `\n(skipped ${plural(linkedFiles.length, "file", "files")} with several hard links, which may be files outside the workspace: ${linkedFiles.slice(0, 5).join(", ")}; read_file asks the user before reading one)` : "") +
+        skippedNote(skips);
+      if (total === 0) {
+        const searched = skips.large.length + skips.unreadable.length + skips.undecided.length > 0 ? " in what could be searched" : "";
+        return { forModel: `No matches for ${what}${searched}.${skipped}`, summary: `grep ${what}: no matches${searched}`, isError: false };
+      }
       const footer = skipped + (total > cap ? `\n(${plural(total, "matching line", "matching lines")} in ${plural(files.size, "file", "files")}; showing the first ${cap} — narrow with path, glob or a more specific pattern)` : "");
       return {
         forModel: shownLines.join("\n") + footer,

@@ -8,6 +8,11 @@ import { Type, type Static } from "@sinclair/typebox";
 import { defineTool, Nullable } from "./define-tool.ts";
 import type { Tool } from "./types.ts";
 
+/** A name as one unambiguous token: quoted (JSON) when it holds a control character such as a newline. */
+export function shownName(name: string): string {
+  return /[\u0000-\u001f\u007f]/.test(name) ? JSON.stringify(name) : name;
+}
+
 export const LIST_FILES_DEFAULT_CAP = 500;
 export const LIST_FILES_MAX_CAP = 5000;
 
@@ -56,16 +61,19 @@ export function createListFilesTool(): Tool {
       const cap = args.max_results ?? LIST_FILES_DEFAULT_CAP;
       const matches = globMatcher(args.glob);
       const listed: string[] = [];
+      const unreadable: string[] = [];
       let total = 0;
-      for await (const entry of walkFiles(ctx.root, dir, ctx.signal)) {
+      for await (const entry of walkFiles(ctx.root, dir, ctx.signal, unreadable)) {
         if (!matches(relative(dir, entry.abs).split("\\").join("/"))) continue;
         total++;
-        if (listed.length < cap) listed.push(entry.isSymlink ? `${entry.rel} (symlink)` : entry.rel);
+        // A name with a newline would read as two files: quoted, it is one.
+        if (listed.length < cap) listed.push(entry.isSymlink ? `${shownName(entry.rel)} (symlink)` : shownName(entry.rel));
       }
+      const skippedNote = unreadable.length > 0 ? `\n(skipped what could not be read, permission denied: ${unreadable.slice(0, 5).map(shownName).join(", ")}${unreadable.length > 5 ? ", …" : ""})` : "";
       if (ctx.signal.aborted) return { forModel: "Aborted.", summary: `list ${shown}: aborted`, isError: true };
       const what = `${args.glob ? `matching ${args.glob} ` : ""}under ${shown}`;
-      if (total === 0) return { forModel: `No files ${what} (ignored paths are skipped).`, summary: `list ${shown}: 0 files`, isError: false };
-      const footer = total > cap ? `\n(${total} files ${what}; showing the first ${cap} — narrow with path or glob)` : "";
+      if (total === 0) return { forModel: `No files ${what} (ignored paths are skipped).${skippedNote}`, summary: `list ${shown}: 0 files`, isError: false };
+      const footer = (total > cap ? `\n(${total} files ${what}; showing the first ${cap} — narrow with path or glob)` : "") + skippedNote;
       return { forModel: listed.join("\n") + footer, summary: `list ${shown}: ${total} files`, isError: false };
     },
   });

@@ -34,16 +34,31 @@ export const READ_FILE_LIMITS: ReadFileLimits = { maxBytes: 5 * 1024 * 1024, max
 
 const error = (forModel: string, summary: string): ToolResult => ({ forModel, summary, isError: true });
 
+/** "UTF-16LE" / "UTF-16BE" when the bytes start with that byte-order mark. */
+export function utf16Bom(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "UTF-16LE";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "UTF-16BE";
+  return undefined;
+}
+
 /** A NUL byte in the first 8 KiB is how git and ripgrep recognise binary files too. */
 export function looksBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, 8192).includes(0);
+}
+
+/** The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair (half an emoji makes a request JSON parsers refuse). */
+export function sliceWhole(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
 function formatLines(lines: string[], first: number, maxLineChars: number): string {
   const width = String(first + lines.length - 1).length;
   return lines
     .map((line, i) => {
-      const text = line.length > maxLineChars ? `${line.slice(0, maxLineChars)} [… line cut: ${line.length - maxLineChars} more characters]` : line;
+      const kept = sliceWhole(line, maxLineChars);
+      const text = kept.length < line.length ? `${kept} [… line cut: ${line.length - kept.length} more characters; run_shell with cut -c shows the rest]` : line;
       return `${String(first + i).padStart(width, " ")}\t${text}`;
     })
     .join("\n");
@@ -71,10 +86,13 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
       }
     }
     const bytes = read.bytes;
-    if (looksBinary(bytes)) {
+    // UTF-16 with its byte-order mark (Windows tools write it): decoded, and said, since edits cannot keep it.
+    const utf16 = utf16Bom(bytes);
+    if (!utf16 && looksBinary(bytes)) {
       return error(`Error: ${rel} is a binary file (${bytes.length} bytes); its content is not shown.`, `${rel}: binary file, not shown`);
     }
-    const text = bytes.toString("utf8");
+    const text = utf16 ? new TextDecoder(utf16 === "UTF-16LE" ? "utf-16le" : "utf-16be").decode(bytes.subarray(2)) : bytes.toString("utf8");
+    const note = utf16 ? `(${rel} is ${utf16} text, shown decoded; edit_file and write_file do not change UTF-16 files: convert it with iconv first)\n` : "";
     if (text === "") return { forModel: `(${rel} is empty)`, summary: `read ${rel} (empty)`, isError: false };
     const lines = text.replace(/\r?\n$/, "").split(/\r?\n/);
     const total = lines.length;
@@ -90,7 +108,7 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
     const partial = start > 1 || end < total;
     const footer = end < total ? `\n(showing lines ${start}-${end} of ${total}; call read_file with start_line ${end + 1} to continue)` : "";
     return {
-      forModel: body + footer,
+      forModel: note + body + footer,
       summary: `read ${rel} (${partial ? `lines ${start}-${end} of ${total}` : total === 1 ? "1 line" : `${total} lines`})`,
       isError: false,
     };

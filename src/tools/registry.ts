@@ -143,7 +143,8 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
     result: ToolResult,
     extra: { denied?: boolean; durationMs?: number; facts?: CallFacts } = {},
   ): ToolCallOutcome {
-    const cut = truncateHeadTail(result.forModel, options.settings.toolOutputTokens, countTokens);
+    // Well-formed text only: a lone surrogate (half an emoji cut anywhere) makes the request JSON servers refuse, in every later request too.
+    const cut = truncateHeadTail(result.forModel.toWellFormed(), options.settings.toolOutputTokens, countTokens);
     const outcome: ToolCallOutcome = {
       callId: call.callId,
       name: call.name,
@@ -219,10 +220,17 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
       shown = tool.describe(args);
       if (ctx.signal.aborted) return finish(call, shown, failure("Aborted before the tool ran.", `${shown}: aborted`), { facts });
       const confined: Record<string, unknown> = { ...args };
+      const named: Record<string, unknown> = { ...args };
       for (const name of tool.pathArgs ?? []) {
         const value = args[name];
-        if (typeof value === "string") confined[name] = confinePath(root, value, { forWrite: tool.kind === "write" }).abs;
+        if (typeof value !== "string") continue;
+        const path = confinePath(root, value, { forWrite: tool.kind === "write" });
+        confined[name] = path.abs;
+        named[name] = path.rel;
       }
+      // Facts name files workspace-relative, however the model wrote them (an absolute path read
+      // and a relative path edited are one file: the edit makes the read stale).
+      if ((tool.pathArgs ?? []).length > 0) facts = factsOfCall(tool, named);
       const toolCtx: ToolContext = { root, signal: ctx.signal, callId: call.callId, ...(options.outputDir !== undefined ? { outputDir: options.outputDir } : {}) };
       const prepared: Preparation = tool.prepare
         ? await tool.prepare(confined, toolCtx)

@@ -5,6 +5,7 @@ import { hardLinkWarning } from "./confined-file.ts";
 import { applyPlannedText, currentText, toolError } from "./file-change.ts";
 import { sensitiveWriteReason } from "./sensitive-paths.ts";
 import { fileDiff } from "./file-diff.ts";
+import { usualEnding } from "./line-endings.ts";
 import { Type, type Static } from "@sinclair/typebox";
 import { defineTool } from "./define-tool.ts";
 import { applyPreparation, type Preparation, type Tool, type ToolResult } from "./types.ts";
@@ -22,6 +23,19 @@ const WriteFileParams = Type.Object(
 
 export type WriteFileArgs = Static<typeof WriteFileParams>;
 
+/**
+ * What overwriting `before` with `content` writes: the file's own form kept where the model cannot
+ * see it. read_file shows CRLF as LF and no byte-order mark, so content without any "\r" over a
+ * CRLF file is written with CRLF, and a file's BOM stays (else every line, or the first, changes).
+ */
+export function keepingFileForm(before: string | undefined, content: string): string {
+  if (before === undefined) return content;
+  let out = content;
+  if (!out.includes("\r") && usualEnding(before) === "\r\n") out = out.replaceAll("\n", "\r\n");
+  if (before.startsWith("\uFEFF") && !out.startsWith("\uFEFF")) out = `\uFEFF${out}`;
+  return out;
+}
+
 export function createWriteFileTool(): Tool {
   async function prepare(args: WriteFileArgs, root: string): Promise<Preparation> {
     const rel = relative(root, args.path);
@@ -36,11 +50,12 @@ export function createWriteFileTool(): Tool {
     }
     const before = current.exists && "text" in current ? current.text : undefined;
     const links = current.exists && "links" in current ? current.links : 1;
-    if (before === args.content) {
+    const content = keepingFileForm(before, args.content);
+    if (before === content) {
       return { ready: false, result: { forModel: `${rel} already has exactly this content; nothing was written.`, summary: `${rel}: unchanged`, isError: false } };
     }
-    const diff = await fileDiff(rel, before, args.content);
-    const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length;
+    const diff = await fileDiff(rel, before, content);
+    const lines = content === "" ? 0 : content.replace(/\r?\n$/, "").split("\n").length;
     const verb = before === undefined ? "create" : "overwrite";
     const escalate = hardLinkWarning(rel, links) ?? sensitiveWriteReason(rel, root);
     return {
@@ -50,7 +65,7 @@ export function createWriteFileTool(): Tool {
       diff: diff.text,
       ...(escalate !== undefined ? { escalate } : {}),
       async apply(): Promise<ToolResult> {
-        const failed = await applyPlannedText(root, rel, before, args.content, links);
+        const failed = await applyPlannedText(root, rel, before, content, links);
         if (failed) return failed;
         const what = before === undefined ? `Created ${rel} (${lines} lines)` : `Overwrote ${rel} (+${diff.added} −${diff.removed} lines)`;
         return {

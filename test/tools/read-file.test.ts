@@ -32,7 +32,7 @@ describe("read_file", () => {
     expect(long.forModel.split("\n")).toHaveLength(11);
     expect(long.forModel).toContain("(showing lines 1-10 of 50; call read_file with start_line 11 to continue)");
     const wide = await call(registry, "read_file", { path: "wide.txt" });
-    expect(wide.forModel).toBe(`1\t${"x".repeat(20)} [… line cut: 10 more characters]`);
+    expect(wide.forModel).toBe(`1\t${"x".repeat(20)} [… line cut: 10 more characters; run_shell with cut -c shows the rest]`);
   });
 
   test("refuses binary files, directories, missing files and files over the size cap", async () => {
