@@ -21,7 +21,7 @@ describe("the state lock of a killed writer", () => {
     const writer = spawnCli(["state", "goal", "never lands"], { cwd: dir, env: { VALARMIND_TEST_HOLD_AFTER_TEMP: "1" } });
     await readUntil(writer.stderr, (text) => text.includes("valarmind-test: temp written"));
     const owner = JSON.parse(readFileSync(join(dir, `${STATE}.lock`, "owner.json"), "utf8"));
-    expect(owner).toEqual({ pid: writer.pid, hostname: hostname() });
+    expect(owner).toEqual({ pid: writer.pid, hostname: hostname(), started: expect.any(Number) });
     writer.kill("SIGKILL");
     await writer.exited;
 
@@ -49,18 +49,21 @@ describe("the state lock of a killed writer", () => {
     expect(await new Response(second.stderr).text()).toContain(`from pid ${writer.pid}`);
   }, 20_000);
 
-  test("a live holder that stopped refreshing is taken over once stale (5 s), judged by the injected clock", async () => {
+  test("a holder on another host that stopped refreshing is taken over once stale (5 s), judged by the injected clock; a living one of this host never", async () => {
     const target = join(await makeTempDir(), "state.json");
-    // pid 1 is alive on this host, so only staleness can free its lock; the directory is fresh now.
+    // pid 1 is alive on this host: a stopped holder (SIGSTOP, a suspended laptop) keeps its lock however old.
     mkdirSync(`${target}.lock`, { mode: 0o700 });
     writeFileSync(join(`${target}.lock`, "owner.json"), JSON.stringify({ pid: 1, hostname: hostname() }));
     const at = (ahead: number) => ({ waitMs: 0, now: () => Date.now() + ahead });
+    await expect(acquireLock(target, at(60_000))).rejects.toThrow(`${target} is locked by another valarmind process`);
 
+    // Another host's holder cannot be asked whether it lives: only staleness frees its lock.
+    writeFileSync(join(`${target}.lock`, "owner.json"), JSON.stringify({ pid: 1, hostname: `not-${hostname()}` }));
     await expect(acquireLock(target, at(0))).rejects.toThrow(`${target} is locked by another valarmind process`);
     await expect(acquireLock(target, at(4_000))).rejects.toThrow(`${target} is locked by another valarmind process`);
     const lock = await acquireLock(target, at(5_001));
     expect(lock.compromised()).toBe(false);
-    expect(JSON.parse(readFileSync(join(`${target}.lock`, "owner.json"), "utf8"))).toEqual({ pid: process.pid, hostname: hostname() });
+    expect(JSON.parse(readFileSync(join(`${target}.lock`, "owner.json"), "utf8"))).toEqual({ pid: process.pid, hostname: hostname(), started: expect.any(Number) });
     await lock.release();
     expect(existsSync(`${target}.lock`)).toBe(false);
   });
