@@ -41,6 +41,7 @@ export function projectCommandsDir(root: string): string {
 interface DirRead {
   commands: CustomCommand[];
   notices: string[];
+  refused: Array<{ name: string; why: string }>;
 }
 
 /** The `.md` entries of `dir`, sorted; a missing directory has none. */
@@ -69,6 +70,8 @@ async function readCommandFile(file: string, shown: string, scope: CustomCommand
     }
     const info = await stat(file);
     if (!info.isFile()) return `${shown}: not a regular file`;
+    // Another name of a file with several hard links may be outside the workspace (~/.ssh/id_rsa).
+    if (scope === "project" && info.nlink > 1) return `${shown}: has ${info.nlink} hard links, and another name for it may be outside the workspace; a project command must be a file of its own`;
     if (info.size > CUSTOM_COMMAND_MAX_BYTES) return `${shown}: ${Math.ceil(info.size / 1024)} KiB, over the ${CUSTOM_COMMAND_MAX_BYTES / 1024} KiB a command file may hold; shorten it`;
     let text: string;
     try {
@@ -86,12 +89,15 @@ async function readCommandFile(file: string, shown: string, scope: CustomCommand
 
 async function readCommandsDir(dir: string, scope: CustomCommandScope, root: string, reserved: readonly string[]): Promise<DirRead> {
   const listed = await markdownEntries(dir);
-  const read: DirRead = { commands: [], notices: listed.notice ? [listed.notice] : [] };
+  const read: DirRead = { commands: [], notices: listed.notice ? [listed.notice] : [], refused: [] };
   for (const entry of listed.names) {
     const file = join(dir, entry);
     const shown = scope === "project" ? relative(root, file) : file;
     const command = await readCommandFile(file, shown, scope, root);
-    if (typeof command === "string") read.notices.push(`custom command ${command}`);
+    if (typeof command === "string") {
+      read.notices.push(`custom command ${command}`);
+      read.refused.push({ name: entry.replace(/\.md$/i, "").toLowerCase(), why: command });
+    }
     else if (reserved.includes(command.name)) read.notices.push(`custom command ${shown}: /${command.name} is a built-in command, which a custom command cannot replace; rename the file`);
     else read.commands.push(command);
   }
@@ -104,16 +110,21 @@ export async function loadCustomCommands(sources: CustomCommandSources): Promise
   const projectDir = projectCommandsDir(sources.root);
   if (!sources.trusted) {
     const listed = await markdownEntries(projectDir);
-    const untrusted = listed.names.map((entry) => entry.replace(/\.md$/i, ""));
+    const names = listed.names.map((entry) => entry.replace(/\.md$/i, ""));
+    // Only names a command can have are shown: a file name is the clone's text (a newline in it
+    // would print a line in valarmind's voice); the others are counted.
+    const untrusted = names.filter((name) => CUSTOM_COMMAND_NAME.test(name));
+    const odd = names.length - untrusted.length;
     const notices = [...user.notices];
-    if (untrusted.length > 0) {
+    if (names.length > 0) {
+      const shown = [...untrusted.map((name) => `/${name}`), ...(odd > 0 ? [`${odd} file(s) with names no command can have`] : [])].join(", ");
       notices.push(
-        `ignoring ${untrusted.length} project command(s) in ${relative(sources.root, projectDir)} (${untrusted.map((name) => `/${name}`).join(", ")}): this folder is not trusted. ` +
+        `ignoring ${names.length} project command(s) in ${relative(sources.root, projectDir)} (${shown}): this folder is not trusted. ` +
           "If you trust this repository, run 'valarmind trust', or pass --trust for one run.",
       );
     }
-    return { commands: mergeCustomCommands(user.commands, []), notices, untrusted };
+    return { commands: mergeCustomCommands(user.commands, []), notices, untrusted, refused: user.refused };
   }
   const project = await readCommandsDir(projectDir, "project", sources.root, sources.reserved);
-  return { commands: mergeCustomCommands(user.commands, project.commands), notices: [...user.notices, ...project.notices], untrusted: [] };
+  return { commands: mergeCustomCommands(user.commands, project.commands), notices: [...user.notices, ...project.notices], untrusted: [], refused: [...user.refused, ...project.refused] };
 }

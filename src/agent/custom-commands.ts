@@ -27,13 +27,16 @@ export interface CustomCommandSet {
   notices: string[];
   /** Names of project commands left out because the folder is not trusted. */
   untrusted: string[];
+  /** Command files that were refused, by the name they would have had, with why (a call of one is an error, not text for the model). */
+  refused?: Array<{ name: string; why: string }>;
 }
 
 export const NO_CUSTOM_COMMANDS: CustomCommandSet = { commands: [], notices: [], untrusted: [] };
 
 /** The largest command file read: a prompt, not a document. */
 export const CUSTOM_COMMAND_MAX_BYTES = 32 * 1024;
-export const CUSTOM_COMMAND_NAME = /^[a-z0-9-]+$/;
+/** A letter or digit first (parseSlash reads "/-x" as no command). */
+export const CUSTOM_COMMAND_NAME = /^[a-z0-9][a-z0-9-]*$/;
 export const ARGUMENTS_PLACEHOLDER = "$ARGUMENTS";
 const DESCRIPTION_MAX = 80;
 

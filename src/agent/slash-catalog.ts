@@ -78,7 +78,8 @@ export interface SlashCommand {
 
 /** A slash command in a submitted prompt: name (lower-cased) and arguments. "/usr/bin is broken" stays a message. */
 export function parseSlash(text: string): SlashCommand | undefined {
-  const match = /^\/([a-zA-Z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  // A custom command's name may start with a digit (2fa.md is /2fa).
+  const match = /^\/([a-zA-Z0-9][\w-]*)(?:\s+([\s\S]*))?$/.exec(text.trim());
   if (!match) return undefined;
   return { name: (match[1] ?? "").toLowerCase(), args: (match[2] ?? "").trim() };
 }

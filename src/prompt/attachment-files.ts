@@ -19,7 +19,8 @@ import { describeError } from "../errors.ts";
 import { confinePath, PathEscapeError } from "../tools/confine.ts";
 import { readConfined } from "../tools/confined-file.ts";
 import { walkFiles } from "../tools/file-walk.ts";
-import { looksBinary } from "../tools/read-file.ts";
+import { asUtf8, looksBinary } from "../tools/read-file.ts";
+import { shownName } from "../tools/list-files.ts";
 import {
   ATTACHMENT_MAX_BYTES,
   ATTACHMENT_READ_MAX_BYTES,
@@ -110,7 +111,8 @@ async function listing(rootReal: string, abs: string): Promise<{ files: string[]
   const files: string[] = [];
   for await (const entry of walkFiles(rootReal, abs)) {
     if (files.length === LISTING_MAX_FILES) return { files, more: true };
-    files.push(entry.rel);
+    // A name with a newline would read as two files: quoted, like list_files shows it.
+    files.push(shownName(entry.rel));
   }
   return { files, more: false };
 }
@@ -179,24 +181,26 @@ export async function expandAttachments(text: string, options: ExpandOptions): P
       notAttached(ref, `${found.rel} has ${read.links} hard links: another name for it may be outside the workspace (read_file asks about it)`);
       continue;
     }
-    if (looksBinary(read.bytes)) {
+    // UTF-16 with its byte-order mark (PowerShell's `>` writes it) is text: attached as UTF-8.
+    const bytes = asUtf8(read.bytes);
+    if (looksBinary(bytes)) {
       notAttached(ref, `${found.rel} is a binary file`);
       continue;
     }
-    const shortened = read.bytes.length > ATTACHMENT_MAX_BYTES;
-    const body = shortened ? headAndTail(read.bytes, found.rel) : read.bytes.toString("utf8");
+    const shortened = bytes.length > ATTACHMENT_MAX_BYTES;
+    const body = shortened ? headAndTail(bytes, found.rel) : bytes.toString("utf8");
     const size = Buffer.byteLength(body);
     if (textBytes + size > ATTACHMENTS_TOTAL_MAX_BYTES) {
       notAttached(ref, `the message's attachments would pass ${ATTACHMENTS_TOTAL_MAX_BYTES} bytes`);
       continue;
     }
     textBytes += size;
-    blocks.push(fileBlock(found.rel, body, read.bytes.length, shortened ? "head+tail" : undefined));
+    blocks.push(fileBlock(found.rel, body, bytes.length, shortened ? "head+tail" : undefined));
     attached.push(found.rel);
     if (shortened) {
       notices.push({
         code: "attachment_shortened",
-        message: `${ref.token} is ${read.bytes.length} bytes, over the ${ATTACHMENT_MAX_BYTES}-byte attachment cap: only its head and tail were attached (the model can read the rest with read_file)`,
+        message: `${ref.token} is ${bytes.length} bytes, over the ${ATTACHMENT_MAX_BYTES}-byte attachment cap: only its head and tail were attached (the model can read the rest with read_file)`,
       });
     }
   }

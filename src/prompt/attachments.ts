@@ -36,7 +36,23 @@ export interface AttachmentRef {
 const DATA_BLOCK = /<(piped_input|attachment)\b[\s\S]*?<\/\1>/g;
 // `@` at the start or after a space or an opening bracket or quote (never inside a word, so
 // `me@example.org` is not one), then a quoted path or a run of path characters.
-const REF = /(?<=^|[\s([{"'`])@(?:"([^"\n]+)"|([^\s"'`<>|;,()[\]{}]+))/g;
+// Brackets may be inside a path (Next.js `(auth)/`, SvelteKit `[slug]/`); an unbalanced closer at
+// its end is the sentence's: "(see @src/a.ts)" names src/a.ts.
+const REF = /(?<=^|[\s([{"'`])@(?:"([^"\n]+)"|([^\s"'`<>|;,]+))/g;
+
+const PAIRS: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
+
+/** `path` without the sentence's punctuation and unbalanced closing brackets at its end. */
+function trimmedPath(path: string): string {
+  let out = path;
+  for (;;) {
+    const last = out.at(-1) ?? "";
+    const open = PAIRS[last];
+    if (/[.,:;!?]/.test(last)) out = out.slice(0, -1);
+    else if (open !== undefined && out.split(last).length > out.split(open).length) out = out.slice(0, -1);
+    else return out;
+  }
+}
 
 /** The `@path` references in the user's words, in order, each path once. */
 export function findAttachmentRefs(text: string): AttachmentRef[] {
@@ -46,7 +62,7 @@ export function findAttachmentRefs(text: string): AttachmentRef[] {
   for (const match of words.matchAll(REF)) {
     const quoted = match[1];
     // A sentence may end right after a path: "look at @src/a.ts." names src/a.ts.
-    const path = quoted ?? (match[2] ?? "").replace(/[.,:;!?]+$/, "");
+    const path = quoted ?? trimmedPath(match[2] ?? "");
     if (path === "" || path === "/" || seen.has(path)) continue;
     seen.add(path);
     refs.push({ token: quoted !== undefined ? `@"${quoted}"` : `@${path}`, path });

@@ -25,7 +25,7 @@ import { describeError, ValarmindError } from "../errors.ts";
 import { confinePath, PathEscapeError } from "../tools/confine.ts";
 import { readConfined } from "../tools/confined-file.ts";
 import { errnoCode } from "../tools/file-access-problem.ts";
-import { looksBinary } from "../tools/read-file.ts";
+import { asUtf8, looksBinary } from "../tools/read-file.ts";
 import type { InstructionFile } from "./section.ts";
 import { agentsItemId, USER_INSTRUCTIONS_ID } from "./sections/instructions.ts";
 
@@ -86,9 +86,27 @@ async function readInstructionFile(rootReal: string, name: string): Promise<Outc
     return { refused: read.reason === "too_large" ? `${read.problem} for instruction files; shorten it` : read.problem };
   }
   if (read.links > 1) return { refused: `${name} has ${read.links} hard links: another name for it may be outside the workspace` };
-  if (looksBinary(read.bytes)) return { refused: `${name} is a binary file` };
-  return { file: { path: name, text: read.bytes.toString("utf8") } };
+  const bytes = asUtf8(read.bytes);
+  if (looksBinary(bytes)) return { refused: `${name} is a binary file` };
+  const text = bytes.toString("utf8");
+  const hidden = text.match(HIDDEN_CHARACTERS)?.length ?? 0;
+  if (hidden > 0) {
+    return {
+      refused: `${name} holds ${hidden} invisible character(s) (Unicode tag characters or bidi controls) that the model would read and you would not see; remove them (grep -nP '[\\x{E0000}-\\x{E007F}\\x{202A}-\\x{202E}\\x{2066}-\\x{2069}]' ${name} finds them)`,
+    };
+  }
+  // Zero-width spaces carry no meaning but can split a tag so that escapeOwnTags misses it.
+  return { file: { path: name, text: text.replace(ZERO_WIDTH, "") } };
 }
+
+/**
+ * Characters a repository's instruction file may hold that no editor, pager or diff shows, but a
+ * model reads: Unicode tag characters (ASCII smuggled as U+E0000–U+E007F) and bidi embeddings,
+ * overrides and isolates (text sent differently than it reads). Such a file is refused, told.
+ */
+const HIDDEN_CHARACTERS = /[\u{E0000}-\u{E007F}\u202A-\u202E\u2066-\u2069]/gu;
+/** Zero-width space, word joiner and invisible operators, and a byte-order mark inside the text. */
+const ZERO_WIDTH = /[\u200B\u2060-\u2064\uFEFF]/g;
 
 /** `~/.config/valarmind/AGENTS.md`: the user's path as they would write it (also stable across machines' user names). */
 function shownUserPath(abs: string): string {

@@ -41,6 +41,12 @@ export function utf16Bom(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
+/** `bytes` as UTF-8: a UTF-16 file (by its byte-order mark) decoded, anything else as it is. */
+export function asUtf8(bytes: Buffer): Buffer {
+  const utf16 = utf16Bom(bytes);
+  return utf16 ? Buffer.from(new TextDecoder(utf16 === "UTF-16LE" ? "utf-16le" : "utf-16be").decode(bytes.subarray(2)), "utf8") : bytes;
+}
+
 /** A NUL byte in the first 8 KiB is how git and ripgrep recognise binary files too. */
 export function looksBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, 8192).includes(0);

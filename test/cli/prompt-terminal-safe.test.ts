@@ -64,13 +64,15 @@ describe("valarmind prompt cannot act on the terminal", () => {
     expect((JSON.parse(json.stdout) as typeof manifest).items.at(-1)?.detail).toBe(HOSTILE);
   }, 30_000);
 
-  test("--dry-run --show-prompt: an instruction file holding bidi and C1 controls is escaped in the request JSON, exact once parsed", async () => {
+  test("--dry-run --show-prompt: a message holding bidi and C1 controls is escaped in the request JSON, exact once parsed", async () => {
+    // (An instruction file with bidi controls is refused since: text the model reads and the user does not see.)
     const root = await makeGitWorkspace({ "VALARMIND.md": `# rules\n${HOSTILE}\n` });
-    const r = await runCli(["prompt", "--dry-run", "--show-prompt", "hello"], { cwd: root });
+    const r = await runCli(["prompt", "--dry-run", "--show-prompt", `hello ${HOSTILE}`], { cwd: root });
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(RAW_IN_JSON);
     expect(r.stdout).toContain("\\u202e");
-    const request = JSON.parse(r.stdout) as { instructions: string };
-    expect(request.instructions).toContain(HOSTILE);
+    const request = JSON.parse(r.stdout) as { instructions: string; input: unknown };
+    expect(JSON.stringify(request.input)).toContain(JSON.stringify(HOSTILE).slice(1, -1));
+    expect(request.instructions).not.toContain("# rules");
   }, 30_000);
 });

@@ -25,6 +25,11 @@ export async function headlessCommandCall(root: string, trustFlag: boolean | und
   const custom = await customCommandsForRun(root, trustFlag);
   const call = customCommandCall(message, custom.commands);
   if (call) return { text: call.message, notices: custom.notices };
+  const refused = custom.refused?.find((file) => file.name === slash.name);
+  if (refused) {
+    // Sending the literal "/NAME" would spend a request on text the model cannot run.
+    throw new UsageError(`/${slash.name} was not run: its command file was refused (${refused.why})`, { hint: "Fix the file (the note says what is wrong), then run the command again." });
+  }
   if (custom.untrusted.includes(slash.name)) {
     throw new UsageError(`/${slash.name} is a project command (.valarmind/commands/${slash.name}.md) and this folder is not trusted, so it was not read`, {
       hint: "If you trust this repository, run 'valarmind trust', or pass --trust for one run.",

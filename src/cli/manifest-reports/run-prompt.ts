@@ -7,6 +7,7 @@
  */
 import { relative } from "node:path";
 import { decideTrust } from "../actions/workspace-trust.ts";
+import { headlessCommandCall } from "../actions/custom-commands-for-run.ts";
 import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
 import { loadSettings } from "../../config/load-settings.ts";
 import type { Settings } from "../../config/settings-schema.ts";
@@ -49,17 +50,19 @@ async function loadToolSpecs(settings: Settings): Promise<FunctionToolSpec[]> {
 
 async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOptions): Promise<number> {
   const tools = await loadToolSpecs(settings);
+  // As chat -p would send it: a custom command's expanded text (the same trust rules).
+  const called = opts.message === undefined ? undefined : await headlessCommandCall(paths.root, undefined, opts.message);
   const next = await buildNextRequest({
     paths,
     settings,
-    ...(opts.message !== undefined && { message: opts.message }),
+    ...(called !== undefined && { message: called.text }),
     ...(opts.session !== undefined && { session: opts.session }),
     ...(opts.budget !== undefined && { budgetTokens: opts.budget }),
     ...(opts.contextFiles === false && { contextFiles: false }),
     tools,
   });
   const manifest = next.manifest;
-  const notes = [...next.notices];
+  const notes = [...(called?.notices ?? []), ...next.notices];
   if (opts.tokens === "api") {
     const { createModelClient } = await import("../../model/client-factory.ts");
     manifest.api_input_tokens = await createModelClient({ settings }).countInputTokens(next.request);
