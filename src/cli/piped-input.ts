@@ -31,8 +31,9 @@ export function stdinWaitMs(env: Record<string, string | undefined>): number {
   const raw = env.VALARMIND_STDIN_WAIT_MS;
   if (raw === undefined || raw.trim() === "") return DEFAULT_STDIN_WAIT_MS;
   const n = Number(raw);
-  if (Number.isInteger(n) && n >= 0) return n;
-  throw new UsageError(`environment variable VALARMIND_STDIN_WAIT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds`, {
+  // Timers take at most 2^31-1 ms; past it they fire at once and the piped text would be dropped.
+  if (Number.isInteger(n) && n >= 0 && n <= 2_147_483_647) return n;
+  throw new UsageError(`environment variable VALARMIND_STDIN_WAIT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds from 0 to 2147483647`, {
     hint: "Set VALARMIND_STDIN_WAIT_MS to 0 or more (e.g. 30000 for a slow command in the pipe), or unset it for the default of 2 seconds.",
   });
 }

@@ -12,6 +12,7 @@ import { describeError, UsageError } from "../errors.ts";
 import { writeFileAtomic } from "../state/atomic-write.ts";
 import { acquireLock } from "../state/lock.ts";
 import { userConfigDir } from "./user-config-dir.ts";
+import { linkTarget } from "./link-target.ts";
 
 export type TrustLevel = "trusted" | "untrusted";
 
@@ -68,15 +69,16 @@ export function listTrust(): Array<{ root: string; trust: TrustLevel; decidedAt:
 
 /** Stores (or, with `undefined`, forgets) the decision for `root`; other folders' entries are kept. */
 export async function storeTrust(root: string, level: TrustLevel | undefined): Promise<void> {
-  const file = trustFilePath();
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const shown = trustFilePath();
+  mkdirSync(dirname(shown), { recursive: true, mode: 0o700 });
+  const file = linkTarget(shown);
   const lock = await acquireLock(file);
   try {
     const current = readTrustFile(file);
     const folders = { ...current.folders };
     if (level === undefined) delete folders[root];
     else folders[root] = { trust: level, decided_at: new Date().toISOString() };
-    if (lock.compromised()) throw new UsageError(`${file}: another valarmind process took the lock; nothing was written`, { hint: "Run the command again." });
+    if (lock.compromised()) throw new UsageError(`${shown}: another valarmind process took the lock; nothing was written`, { hint: "Run the command again." });
     await writeFileAtomic(file, `${JSON.stringify({ version: 1, folders }, null, 2)}\n`);
   } finally {
     await lock.release();

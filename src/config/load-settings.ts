@@ -21,10 +21,14 @@ import { HTTP_URL_PATTERN, SettingsSchema, type PartialSettings, type Settings }
 const PartialSchema = { ...SettingsSchema, required: [] as string[] };
 
 /** A bad value as the user wrote it: JSON, but a number JSON cannot hold (1e400 parses to Infinity) as what it became. */
+/** Longest value quoted in an error: a huge one buried the hint (and a pipe cut the message). */
+const SHOWN_VALUE_CHARS = 200;
+
 function shownValue(value: unknown): string {
   if (typeof value === "number" && !Number.isFinite(value)) return `${value}, a number too large to hold`;
   // A URL's password (a store or server URL) is never echoed.
-  return withoutCredentials(JSON.stringify(value) ?? String(value));
+  const text = withoutCredentials(JSON.stringify(value) ?? String(value));
+  return text.length > SHOWN_VALUE_CHARS ? `${text.slice(0, SHOWN_VALUE_CHARS)}… (${text.length} characters)` : text;
 }
 
 export function userConfigPath(): string {
@@ -50,7 +54,8 @@ function expected(error: ValueError): string {
   return literals ? `must be one of ${literals.map((v) => JSON.stringify(v)).join(", ")}` : error.message;
 }
 
-export function readLayer(file: string): PartialSettings {
+/** `checkMcp: false` reads a file whose MCP entries are broken (for `mcp remove`, which mends it). */
+export function readLayer(file: string, options: { checkMcp?: boolean } = {}): PartialSettings {
   if (!existsSync(file)) return {};
   const info = statSync(file);
   if (info.isDirectory()) {
@@ -65,9 +70,18 @@ export function readLayer(file: string): PartialSettings {
       hint: "Remove it (a cloned repository may have shipped it); settings go in a JSON file of that name (docs/configuration.md).",
     });
   }
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    // Not a JSON problem: deleting the file is not the way out.
+    throw new UsageError(`${file}: cannot be read (${describeError(error)})`, {
+      hint: `Check the file's owner and mode (valarmind reads it as the user running it; chmod 600 ${file}).`,
+    });
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     throw new UsageError(`${file}: not valid JSON (${describeError(error)})`, {
       hint: "Fix the file or delete it to use the defaults.",
@@ -80,7 +94,7 @@ export function readLayer(file: string): PartialSettings {
       hint: "See docs/configuration.md for the settings and their types.",
     });
   }
-  const mcpProblem = mcpConfigProblem(file, parsed as PartialSettings);
+  const mcpProblem = options.checkMcp === false ? undefined : mcpConfigProblem(file, parsed as PartialSettings);
   if (mcpProblem) throw new UsageError(mcpProblem, { hint: "Fix the entry, or remove it with 'valarmind mcp remove NAME'; docs/mcp.md describes MCP servers." });
   return parsed as PartialSettings;
 }

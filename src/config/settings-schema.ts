@@ -13,7 +13,7 @@ const PRICE_FIELDS = {
 
 export const SettingsSchema = Type.Object(
   {
-    model: Type.String({ minLength: 1, default: "gpt-5.5", description: "model name, as the server knows it" }),
+    model: Type.String({ minLength: 1, pattern: "\\S", default: "gpt-5.5", description: "model name, as the server knows it" }),
     baseURL: Type.Optional(Type.String({ pattern: HTTP_URL_PATTERN, description: "API base URL, usually ending in /v1 (else OPENAI_BASE_URL)" })),
     wireApi: Type.Union([Type.Literal("responses"), Type.Literal("chat")], {
       default: "responses",
@@ -39,7 +39,8 @@ export const SettingsSchema = Type.Object(
       default: "suggest",
     }),
     toolOutputTokens: Type.Integer({ minimum: 100, default: 2000, description: "cap of one tool output in the prompt" }),
-    shellTimeoutMs: Type.Integer({ minimum: 100, default: 120000 }),
+    // Timers take at most 2^31-1 ms (24.8 days); past it they fire after 1 ms.
+    shellTimeoutMs: Type.Integer({ minimum: 100, maximum: 2_147_483_647, default: 120000 }),
     sandbox: Type.Union([Type.Literal("workspace-write"), Type.Literal("read-only"), Type.Literal("off")], {
       default: "workspace-write",
       description: "run_shell sandbox (bubblewrap): workspace-write, read-only, or off (unsandboxed)",

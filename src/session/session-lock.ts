@@ -32,8 +32,8 @@ export function sessionWaitMs(env: Record<string, string | undefined>): number {
   const raw = env.VALARMIND_SESSION_WAIT_MS;
   if (raw === undefined || raw.trim() === "") return DEFAULT_SESSION_WAIT_MS;
   const n = Number(raw);
-  if (Number.isInteger(n) && n >= 0) return n;
-  throw new UsageError(`environment variable VALARMIND_SESSION_WAIT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds`, {
+  if (Number.isInteger(n) && n >= 0 && n <= 2_147_483_647) return n;
+  throw new UsageError(`environment variable VALARMIND_SESSION_WAIT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds from 0 to 2147483647`, {
     hint: "Set VALARMIND_SESSION_WAIT_MS to 0 or more (e.g. 120000), or unset it for the default of 2 minutes.",
   });
 }

@@ -225,6 +225,8 @@ export function clearBlocker(state: WorkingState, rawId: string, at: Date = new 
 
 export function setConvention(state: WorkingState, key: string, value: string): OpResult {
   const name = requireText("a convention's name", key);
+  // The schema's rule for names: one line (a pasted line break is the user's slip, not a bug).
+  if (/[\r\n]/.test(name)) throw new UsageError(`a convention's name is one line; ${quote(name)} holds a line break`, { hint: "Give the name without the line break, e.g. 'lint'." });
   const rule = value.trim();
   // Own properties only: a convention named "constructor" or "__proto__" has no inherited "previous value".
   const before = Object.hasOwn(state.conventions, name) ? state.conventions[name] : undefined;

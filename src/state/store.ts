@@ -158,10 +158,22 @@ export class FileStateStore implements StateStore {
         for (const step of loaded.migrated) notices.push(`${this.paths.stateJson}: migrated (${step})`);
         for (const where of loaded.repaired) notices.push(`${this.paths.stateJson}: ${where}: a lone UTF-16 surrogate (not text) was written as U+FFFD`);
       } else {
-        if (loaded.kind === "bad") notices.push(await this.moveAside(loaded));
         current = emptyState(this.clock());
       }
-      const result = mutate(current);
+      let result: ReturnType<StateMutation>;
+      try {
+        result = mutate(current);
+      } catch (error) {
+        // The change failed: an invalid file stays where it is, and the error says it is invalid
+        // (moved aside first, the notice saying so was lost with the failed change).
+        if (loaded.kind !== "bad" || !(error instanceof ValarmindError)) throw error;
+        throw new ValarmindError(`${error.message}; and ${this.paths.stateJson} is not a valid working state (${loaded.reason}), so it was read as empty and left as it is`, {
+          exitCode: error.exitCode,
+          hint: `Fix ${this.paths.stateJson} ('valarmind state show' says what is wrong), or run a change that does not need its contents.`,
+          cause: error,
+        });
+      }
+      if (loaded.kind === "bad") notices.push(await this.moveAside(loaded));
       const { state, change } = "change" in result ? result : { state: result, change: "state replaced" };
       const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0 || loaded.repaired.length > 0;
       if (!mustWrite) return { state, change, written: false, notices };

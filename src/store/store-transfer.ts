@@ -12,6 +12,7 @@ import { FileStateStore, type ReadResult, type StateStore } from "../state/store
 import { resolveStoreChoice } from "./create-state-store.ts";
 import { displayRedisUrl } from "./redis-connection.ts";
 import { RedisStateStore } from "./redis-state-store.ts";
+import { withoutCredentials } from "../secrets/url-credentials.ts";
 
 export interface TransferOptions {
   force: boolean;
@@ -73,6 +74,9 @@ async function copyState(source: WorkingState, target: StateStore, names: { from
 function serverStore(paths: WorkspacePaths, options: TransferOptions): RedisStateStore {
   const choice = resolveStoreChoice(paths.root);
   const url = options.url ?? (choice.kind === "redis" ? choice.url : undefined);
+  if (options.url !== undefined && !/^rediss?:\/\//.test(options.url)) {
+    throw new UsageError(`--url ${JSON.stringify(withoutCredentials(options.url))} is not a Redis URL: it must start with redis:// (or rediss:// for TLS)`, { hint: "For example --url redis://127.0.0.1:6379/0." });
+  }
   if (url === undefined || !/^rediss?:\/\//.test(url)) {
     throw new UsageError("no Redis store to copy to or from", { hint: `Pass --url redis://host:6379/0, or set 'store' in ${userConfigFileShown()} or VALARMIND_STORE.` });
   }

@@ -36,7 +36,8 @@ function trickyState(): WorkingState {
     s = ops.addTask(s, title, { note: text }, at).state;
     s = ops.addDecision(s, title, text, at).state;
     s = ops.addBlocker(s, title, {}, at).state;
-    s = ops.setConvention(s, title.trim(), text).state;
+    // A convention's name is one line (the schema's rule; setConvention refuses a line break).
+    s = ops.setConvention(s, title.trim().replace(/\s*[\r\n]+\s*/g, " "), text).state;
   }
   return { ...s, now: TRICKY.join(" | ") };
 }

@@ -126,7 +126,7 @@ export async function runMcpRemove(name: string, opts: McpRemoveOptions): Promis
     delete servers[name];
     const { mcpServers: _old, ...rest } = settings;
     return Object.keys(servers).length > 0 ? { ...rest, mcpServers: servers } : rest;
-  });
+  }, { mendsMcp: true });
   if (!found) {
     const other = opts.project ? "your user config (without --project)" : "the project's config (--project)";
     throw new UsageError(`${file}: no MCP server named "${name}"${names.length > 0 ? ` (it has: ${names.join(", ")})` : ""}`, {

@@ -33,6 +33,11 @@ export type StateRequest =
   | { kind: "convention-unset"; name: string };
 
 function status(value: string): TaskStatus {
+  // ADR-0005: a task is blocked by a blocker, never by a bare status (the model would see a
+  // blocked task with no reason, and clearing the blocker could never reopen it).
+  if (value === "blocked") {
+    throw new UsageError("a task is blocked by a blocker, not by --status", { hint: "Run 'valarmind state task block ID REASON' (add the task first if it is new)." });
+  }
   if (ops.isTaskStatus(value)) return value;
   throw new UsageError(`unknown task status ${JSON.stringify(value)}`, { hint: `Use one of: ${TASK_STATUSES.join(", ")}.` });
 }

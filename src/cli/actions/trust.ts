@@ -39,10 +39,10 @@ export async function runTrust(opts: TrustOptions): Promise<number> {
     return 0;
   }
   const level = opts.deny ? "untrusted" : "trusted";
+  // Read first: a project file that cannot be read is an error before any decision is stored (a
+  // script taking the exit code for "not trusted" must be right).
+  const lines = projectLines(root);
   await storeTrust(root, level);
-  write([
-    level === "trusted" ? `trusted ${root}: its project settings apply` : `not trusting ${root}: its project settings are ignored (a narrower approval mode still applies)`,
-    ...projectLines(root),
-  ]);
+  write([level === "trusted" ? `trusted ${root}: its project settings apply` : `not trusting ${root}: its project settings are ignored (a narrower approval mode still applies)`, ...lines]);
   return 0;
 }

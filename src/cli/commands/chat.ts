@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { UsageError } from "../../errors.ts";
+import { once } from "./once-option.ts";
 
 export interface ChatOptions {
   print?: string;
@@ -55,7 +56,7 @@ export function registerChat(program: Command): void {
   program
     .command("chat")
     .description("talk to the agent: the interactive REPL, or one headless turn with -p")
-    .option("-p, --print <message>", "headless: run one turn with MESSAGE and print the final answer ('-' reads stdin)")
+    .option("-p, --print <message>", "headless: run one turn with MESSAGE and print the final answer ('-' reads stdin)", once)
     .option("-c, --continue", "continue the latest session of this workspace")
     .option("-r, --resume <id>", "resume session ID (an id, unique prefix, or transcript file)")
     .option("--json", "with -p: print one JSON event per line instead of the answer (same as --output-format stream-json)")

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { once } from "./once-option.ts";
 import type { StateRequest } from "../actions/state-change.ts";
 
 /** `valarmind state ...`: options only; the work is imported lazily from ../actions/. */
@@ -42,7 +43,7 @@ export function registerState(program: Command): void {
     .command("add")
     .description("record a decision and why it was taken")
     .argument("<title...>", "what was decided")
-    .requiredOption("--why <why>", "the reason, in a sentence")
+    .requiredOption("--why <why>", "the reason, in a sentence", once)
     .action((title: string[], opts: { why: string }) => change({ kind: "decision-add", title: words(title), why: opts.why }));
 
   const task = state.command("task").description("add and update tasks (ids T-N)");
@@ -51,7 +52,7 @@ export function registerState(program: Command): void {
     .description("add a task")
     .argument("<title...>", "what the task is")
     .option("--status <status>", "open, in_progress, blocked or done", "open")
-    .option("--note <note>", "a note: progress, context")
+    .option("--note <note>", "a note: progress, context", once)
     .option("--file <path>", "a file the task touches (repeatable)", collect)
     .action((title: string[], opts: { status: string; note?: string; file?: string[] }) =>
       change({ kind: "task-add", title: words(title), status: opts.status, note: opts.note, files: opts.file }),
@@ -60,9 +61,9 @@ export function registerState(program: Command): void {
     .command("update")
     .description("change a task's title, status, note or files")
     .argument("<id>", "task id (T-3 or 3)")
-    .option("--title <title>", "new title")
+    .option("--title <title>", "new title", once)
     .option("--status <status>", "open, in_progress, blocked or done")
-    .option("--note <note>", "new note ('' clears it)")
+    .option("--note <note>", "new note ('' clears it)", once)
     .option("--file <path>", "replace the task's files (repeatable)", collect)
     .option("--no-files", "remove the task's files")
     .action((id: string, opts: { title?: string; status?: string; note?: string; file?: string[]; files?: boolean }) =>
