@@ -188,6 +188,8 @@ export class AgentSession {
     if (this.busy) {
       const message = "a turn is already running; wait for it or abort it first";
       emit({ type: "error", kind: "internal", message });
+      // The stream of every submit ends with turn_end, this one's too (ADR 0073).
+      emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
       stream.end(failedOutcome(this.memory.lastTurn, text, message));
       return stream;
     }

@@ -212,6 +212,8 @@ async function loop(
       for await (const event of preparing) emit(event);
       built = await preparing.result();
     } catch (error) {
+      // Cancelled while the request was prepared (a budget fold's model call): an abort like any other.
+      if (signal.aborted) return finish("aborted");
       const message = describeError(error);
       const hint = error instanceof ValarmindError ? error.hint : undefined;
       const kind = error instanceof BudgetExceededError ? "budget" : "internal";

@@ -26,6 +26,7 @@ export interface ResultCollector {
 export function createResultCollector(): ResultCollector {
   let text = "";
   let turn: number | null = null;
+  let started = false;
   let stopReason: HeadlessResult["stop_reason"] = null;
   let turnError: ResultError | undefined;
   let steps = 0;
@@ -63,9 +64,13 @@ export function createResultCollector(): ResultCollector {
           // The turn's own error; one from the settle step after the answer does not change the outcome.
           if (stopReason === null) turnError = { kind: event.kind, message: event.message, ...(event.hint !== undefined ? { hint: event.hint } : {}) };
           break;
+        case "turn_start":
+          started = true;
+          break;
         case "turn_end":
           text = event.text;
-          turn = event.turn;
+          // A turn that never started (its session could not be opened) has no number.
+          turn = started ? event.turn : null;
           stopReason = event.stopReason;
           break;
         default:

@@ -14,6 +14,7 @@ const manifest = { path: "m.json", totalTokens: 100, budgetTokens: 24000, stable
 describe("createResultCollector", () => {
   test("the step limit: error_max_turns, the turn's error, the steps counted once per step", () => {
     const result = collect([
+      { type: "turn_start", turn: 3, userText: "go on" },
       { type: "request_built", turn: 3, step: 1, manifest },
       { type: "usage", usage: { input: 100, cached: 40, output: 10, reasoning: 2 }, cachedShare: 0.4 },
       { type: "request_built", turn: 3, step: 2, manifest },

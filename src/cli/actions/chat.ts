@@ -224,7 +224,8 @@ async function untilSignal<T>(work: Promise<T>, run: HeadlessRun): Promise<T> {
 interface HeadlessRun {
   format: OutputFormat;
   results: ResultCollector | undefined;
-  sessionId: string | undefined;
+  /** The session the result names, once it has a transcript (an id that never reached the disk cannot be resumed). */
+  sessionId: () => string | undefined;
   failure: ResultError | undefined;
   /** The model's prices from settings, for the result's cost. */
   prices?: Prices;
@@ -236,12 +237,12 @@ interface HeadlessRun {
  */
 async function reportingResult(format: OutputFormat, body: (run: HeadlessRun) => Promise<number>): Promise<number> {
   const started = performance.now();
-  const run: HeadlessRun = { format, results: format === "json" ? createResultCollector() : undefined, sessionId: undefined, failure: undefined };
+  const run: HeadlessRun = { format, results: format === "json" ? createResultCollector() : undefined, sessionId: () => undefined, failure: undefined };
   const printResult = (exitCode: number): void => {
     if (!run.results) return;
     // Decided before the write: a reader gone by now (EPIPE) ends the run with this code.
     process.exitCode = exitCode;
-    const end = { exitCode, sessionId: run.sessionId, durationMs: performance.now() - started, ...(run.prices && { prices: run.prices }) };
+    const end = { exitCode, sessionId: run.sessionId(), durationMs: performance.now() - started, ...(run.prices && { prices: run.prices }) };
     process.stdout.write(`${jsonForTerminal(run.results.finish(run.failure ? { ...end, failure: run.failure } : end))}\n`);
   };
   let code: number;
@@ -348,7 +349,8 @@ async function runHeadless(
     throw error;
   }
   trace("chat: session open");
-  run.sessionId = session.sessionId;
+  const opened = session;
+  run.sessionId = () => (opened.transcriptPath !== undefined ? opened.sessionId : undefined);
   if (session.resumed && session.transcriptPath) {
     print({ type: "session_start", sessionId: session.sessionId, transcriptPath: session.transcriptPath, resumed: true });
   }
