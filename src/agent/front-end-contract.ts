@@ -67,7 +67,7 @@ export interface ChatController {
    * Runs a slash command (without the leading "/"), e.g. ("goal", "ship v1"), ("manifest", "3").
    * A name outside `commands()` is answered with `unknownCommandOutput`, never thrown.
    */
-  runCommand(name: string, args: string): Promise<CommandOutput>;
+  runCommand(name: string, args: string, signal?: AbortSignal): Promise<CommandOutput>;
   /**
    * The whole slash-command catalogue, the front end's own commands (`runs: "ui"`) and the custom
    * commands (`runs: "prompt"`: the front end sends "/NAME ARGS" through `submit`, which expands it)

@@ -10,7 +10,7 @@ import type { ApprovalDecision } from "../agent/events.ts";
 import { describeError } from "../errors.ts";
 import { ApprovalPrompt } from "./approval/approval-prompt.tsx";
 import { PromptInput } from "./input/prompt-input.tsx";
-import { resumableSessions, SessionPicker } from "./sessions/session-picker.tsx";
+import { PICKER_OTHER_ROWS, resumableSessions, SessionPicker } from "./sessions/session-picker.tsx";
 import { parseSlash } from "./slash/parse-slash.ts";
 import { useCommandRunner } from "./slash/use-command-runner.ts";
 import { StatusLine } from "./status/status-line.tsx";
@@ -24,6 +24,7 @@ import { useTurnRunner } from "./turn/use-turn-runner.ts";
 import { useResizeRefresh } from "./use-resize-refresh.ts";
 import { useLiveFrameBudget } from "./live-frame-budget.ts";
 import { leftOutNotice, reprintWindow } from "./transcript/reprint-window.ts";
+import { noteTyping } from "./input/typing-clock.ts";
 
 export interface AppProps {
   controller: ChatController;
@@ -86,12 +87,22 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const busy = turn.running || command.running !== undefined;
 
   const leave = useCallback(() => {
+    const live = turn.isRunning();
+    // The scrollback says how the turn ended ("[aborted]", no "working" line left behind): closed
+    // first, and the app exits after that render.
+    if (live) dispatch({ type: "turn_closed", stopReason: "aborted" });
     turn.abort();
+    // A command waiting on the model (/compact) would hold the process until it answered.
+    command.abort();
     onExit?.();
-    exit();
-  }, [turn, exit, onExit]);
+    if (live) setTimeout(exit, 0);
+    else exit();
+  }, [turn, command, exit, onExit, dispatch]);
 
   const approval = state.live?.approval;
+  // The approval's deny note takes pastes while it is open; otherwise they go to the message editor.
+  const [noteOpen, setNoteOpen] = useState(false);
+  useEffect(() => setNoteOpen(false), [approval?.callId]);
   const budget = useLiveFrameBudget(rows, { text: (state.live?.openText ?? "").trim() !== "", approval: approval !== undefined, diff: approval?.diff !== undefined || approval?.command !== undefined });
   const answerApproval = useCallback(
     (decision: ApprovalDecision) => {
@@ -136,6 +147,8 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
 
   const submit = useCallback(
     (text: string, display: string) => {
+      // A sent message ends the typing (however its keys arrived): the next prompt's keys are answers.
+      noteTyping(Number.NEGATIVE_INFINITY);
       controller
         .appendHistory?.(text)
         .catch((error: unknown) =>
@@ -193,10 +206,11 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   }, []);
   const onInterrupt = useCallback(() => {
     if (turn.running) return interruptTurn();
+    if (command.abort()) return;
     if (busy) return;
     if (exitArmedRef.current) return leave();
     armExit(true);
-  }, [turn.running, interruptTurn, busy, leave, armExit]);
+  }, [turn.running, interruptTurn, command, busy, leave, armExit]);
 
   const hint = exitArmed
     ? "Press Ctrl+C again to exit"
@@ -219,11 +233,13 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
           compact={budget.compactChoices}
           onAnswer={answerApproval}
           onInterrupt={interruptTurn}
+          onNoteOpen={setNoteOpen}
         />
       )}
       {picker && (
         <SessionPicker
           sessions={picker}
+          maxRows={rows - PICKER_OTHER_ROWS}
           onCancel={() => setPicker(undefined)}
           onChoose={(session) => {
             setPicker(undefined);
@@ -234,13 +250,14 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
       <Box marginTop={1}>
         <PromptInput
           active={!approval && !picker}
+          pasteActive={!picker && !(approval && noteOpen)}
           busy={turn.running}
           history={history}
           commands={catalog}
           completePath={completePath}
           onSubmit={submit}
           onInterrupt={onInterrupt}
-          onEscape={() => (turn.running ? interruptTurn() : undefined)}
+          onEscape={() => (turn.running ? interruptTurn() : void command.abort())}
           onEof={leave}
           onActivity={() => armExit(false)}
           onError={onCompletionError}

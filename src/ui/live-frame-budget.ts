@@ -140,7 +140,10 @@ export function useLiveFrameBudget(rows: number, parts: { text: boolean; approva
     maxEditorRows: editorRows(rows, fixed + choices, parts.text || parts.diff),
     maxMenuRows: menuRows(rows, fixed + choices - measured.menu),
     compactChoices,
-    maxTextLines: Math.max(0, shares.text - 1),
+    // One row more kept free: the streaming block's top margin (after a tool row or a settled
+    // paragraph) is not in the last measure on the render where the block appears, and that one
+    // frame, a row too tall, made ink clear and redraw the screen (a ghost copy in the scrollback).
+    maxTextLines: Math.max(0, shares.text - 2),
     maxDiffLines: Math.max(0, shares.diff - 1),
   };
 }

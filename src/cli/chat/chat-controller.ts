@@ -109,7 +109,7 @@ export class SessionChatController implements ChatController {
     return this.catalog;
   }
 
-  async runCommand(name: string, args: string): Promise<CommandOutput> {
+  async runCommand(name: string, args: string, signal?: AbortSignal): Promise<CommandOutput> {
     const custom = this.options.customCommands?.find((candidate) => candidate.name === name);
     if (custom) {
       // The front end sends a custom command through submit(), which expands it; runCommand has nothing to run.
@@ -131,7 +131,7 @@ export class SessionChatController implements ChatController {
         case "sessions":
           return { title: "sessions", lines: (await this.listSessions()).map((s) => `${s.id}  ${s.startedAt.slice(0, 16)}  ${String(s.turns).padStart(3)} turns  ${oneLine(s.firstMessage, 60)}`) };
         default: {
-          const output = await runSlashCommand(this.session, command.name, args);
+          const output = await runSlashCommand(this.session, command.name, args, signal);
           await this.refreshState();
           return output;
         }

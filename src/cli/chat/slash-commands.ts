@@ -47,9 +47,9 @@ function taskCommand(args: string): (s: WorkingState) => ops.OpResult {
   }
 }
 
-export async function compactNow(session: AgentSession): Promise<CommandOutput> {
+export async function compactNow(session: AgentSession, signal?: AbortSignal): Promise<CommandOutput> {
   const before = await session.previewTokens();
-  const folded = await session.compactConversation();
+  const folded = await session.compactConversation(signal);
   const stateRead = await session.state.read();
   let toonLine: string;
   // Without state.json there is no .valarmind/memory/ to write into, and nothing to project.
@@ -105,7 +105,7 @@ async function undoCommand(session: AgentSession, action: UndoAction, args: stri
 /** The core commands that act on the session the controller holds. */
 export type SessionCommandName = Exclude<CoreCommandName, "clear" | "resume" | "sessions">;
 
-type SessionCommand = (session: AgentSession, args: string) => Promise<CommandOutput> | CommandOutput;
+type SessionCommand = (session: AgentSession, args: string, signal?: AbortSignal) => Promise<CommandOutput> | CommandOutput;
 
 /** One entry per catalogue command of the core: the compiler refuses a catalogue entry left out. */
 const SESSION_COMMANDS: Record<SessionCommandName, SessionCommand> = {
@@ -127,7 +127,7 @@ const SESSION_COMMANDS: Record<SessionCommandName, SessionCommand> = {
     return changeState(session, (s) => ops.addDecision(s, title.trim(), why.trim()));
   },
   task: (session, text) => changeState(session, taskCommand(text)),
-  compact: (session) => compactNow(session),
+  compact: (session, _args, signal) => compactNow(session, signal),
   manifest: (session, text) => manifestCommand(session, text),
   cost: (session) => {
     const prices = pricesFor(session.settings);
@@ -155,6 +155,7 @@ const SESSION_COMMANDS: Record<SessionCommandName, SessionCommand> = {
   },
 };
 
-export async function runSlashCommand(session: AgentSession, name: SessionCommandName, args: string): Promise<CommandOutput> {
-  return SESSION_COMMANDS[name](session, args.trim());
+/** `signal` cancels a command that waits on the model (/compact's fold request): Ctrl+C or Esc in the REPL. */
+export async function runSlashCommand(session: AgentSession, name: SessionCommandName, args: string, signal?: AbortSignal): Promise<CommandOutput> {
+  return SESSION_COMMANDS[name](session, args.trim(), signal);
 }

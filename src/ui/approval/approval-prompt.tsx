@@ -9,6 +9,7 @@ import { renderDiffLines } from "../transcript/diff-lines.ts";
 import { shownText, wrapRows } from "../input/editor-rows.ts";
 import type { PendingApproval } from "../transcript/transcript-items.ts";
 import { approvalChoices, type ApprovalChoice } from "./approval-choices.ts";
+import { msSinceTyping, STILL_TYPING_MS, TYPING_GAP_MS } from "../input/typing-clock.ts";
 
 interface ApprovalPromptProps {
   approval: PendingApproval;
@@ -26,6 +27,8 @@ interface ApprovalPromptProps {
   onAnswer: (decision: ApprovalDecision) => void;
   /** Ctrl+C: the app aborts the turn. */
   onInterrupt: () => void;
+  /** Told when the deny note opens or closes: while it is open, pastes are its own (else they go to the message editor). */
+  onNoteOpen?: (open: boolean) => void;
 }
 
 /**
@@ -33,7 +36,7 @@ interface ApprovalPromptProps {
  * call asks at all) comes first; session choices say exactly what they remember. The request's
  * texts arrive terminal-safe from the reducer, every control character shown (../transcript/safe-input.ts).
  */
-export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, compact = false, onAnswer, onInterrupt }: ApprovalPromptProps) {
+export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, compact = false, onAnswer, onInterrupt, onNoteOpen }: ApprovalPromptProps) {
   const theme = useTheme();
   const choices = approvalChoices(approval.remember);
   const [selected, setSelected] = useState(0);
@@ -42,6 +45,7 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
   const answered = useRef(false);
   const noteRef = useRef<edit.EditorBuffer | undefined>(undefined);
   const setNoteBoth = (next: edit.EditorBuffer | undefined) => {
+    if ((noteRef.current === undefined) !== (next === undefined)) onNoteOpen?.(next !== undefined);
     noteRef.current = next;
     setNote(next);
   };
@@ -58,9 +62,21 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
     else setNoteBoth(edit.emptyBuffer);
   };
 
+  // Keys of a message the user was typing as this appeared are theirs, not answers: until a pause
+  // in them, only Ctrl+C and Esc count (an "a" mid-word granted every edit for the session).
+  const typing = useRef(msSinceTyping() < STILL_TYPING_MS);
+  const lastKeyAt = useRef(performance.now() - msSinceTyping());
+
   useInput((input, key) => {
     const command = keyAction(input, key);
     if (command.type === "interrupt") return onInterrupt();
+    const now = performance.now();
+    if (typing.current && command.type !== "escape") {
+      const gap = now - lastKeyAt.current;
+      lastKeyAt.current = now;
+      if (gap < TYPING_GAP_MS) return;
+      typing.current = false;
+    }
     const current = noteRef.current;
     if (current !== undefined) {
       if (command.type === "submit") {
@@ -94,7 +110,7 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
   });
 
   const { columns } = useWindowSize();
-  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines) : approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN)) : [];
+  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines, Math.max(10, columns - DIFF_ROW_MARGIN)) : approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN)) : [];
   return (
     // Compact (a short screen): no box, and the request on the title's line: three rows fewer.
     <Box flexDirection="column" {...(compact ? {} : { borderStyle: "round" as const, paddingX: 1 })}>
@@ -176,6 +192,8 @@ function CompactChoices({ choices, selected }: { choices: readonly ApprovalChoic
 
 /** The box's border and padding, and the "$ " before each row. */
 const COMMAND_ROW_MARGIN = 6;
+/** The box's border and padding. */
+const DIFF_ROW_MARGIN = 4;
 
 /**
  * A command the description shows only the start of, whole, one row per line (every control

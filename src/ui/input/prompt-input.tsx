@@ -11,10 +11,13 @@ import { keyAction, type EditorCommand } from "./key-action.ts";
 import { addChip, chipEndingAt, expandChips, shouldChip, type PasteStore } from "./paste-chips.ts";
 import { historyCursor, historyNext, historyPrevious, historyPush, type HistoryCursor } from "./prompt-history.ts";
 import { useCompletion } from "./use-completion.ts";
+import { noteTyping } from "./typing-clock.ts";
 
 export interface PromptInputProps {
   /** False while another prompt (an approval, a picker) owns the keyboard. */
   active: boolean;
+  /** Pastes still land in the editor while an approval owns the keys (a paste is never an answer); default `active`. */
+  pasteActive?: boolean;
   busy: boolean;
   /** Saved history, oldest first; the editor starts browsing from its end. */
   history: readonly string[];
@@ -175,7 +178,16 @@ export function PromptInput(props: PromptInputProps) {
     }
   };
 
-  useInput((input, key) => run(keyAction(input, key)), { isActive: props.active });
+  useInput(
+    (input, key) => {
+      const command = keyAction(input, key);
+      // A sent message ends the typing; a draft being typed is what a prompt must not take keys from.
+      if (command.type === "submit") noteTyping(Number.NEGATIVE_INFINITY);
+      else noteTyping();
+      run(command);
+    },
+    { isActive: props.active },
+  );
 
   usePaste(
     (pasted) => {
@@ -186,7 +198,7 @@ export function PromptInput(props: PromptInputProps) {
       const chip = addChip(text, pastes);
       update({ pastes: chip.store, buffer: edit.insertText(buffer, chip.label) });
     },
-    { isActive: props.active },
+    { isActive: props.pasteActive ?? props.active },
   );
 
   const menu = menuFor(state);

@@ -12,7 +12,12 @@ interface SessionPickerProps {
   sessions: readonly SessionListing[];
   onChoose: (session: SessionListing) => void;
   onCancel: () => void;
+  /** Sessions listed at once (the frame budget's share of the screen); at most MAX_ROWS. */
+  maxRows?: number;
 }
+
+/** The picker's own rows besides its list (border, title, keys) and the input and status line under it, plus the row the frame keeps free. */
+export const PICKER_OTHER_ROWS = 9;
 
 /**
  * What the picker offers, from a listing (oldest first): the other sessions, newest first, so
@@ -23,7 +28,9 @@ export function resumableSessions(listings: readonly SessionListing[], currentId
 }
 
 /** `/resume` without an id: pick an earlier session of this repository (newest first). */
-export function SessionPicker({ sessions, onChoose, onCancel }: SessionPickerProps) {
+export function SessionPicker({ sessions, onChoose, onCancel, maxRows = MAX_ROWS }: SessionPickerProps) {
+  // A frame taller than the screen leaves a stale copy in the scrollback at every key.
+  const listed = Math.max(1, Math.min(MAX_ROWS, maxRows));
   const theme = useTheme();
   const [selected, setSelected] = useState(0);
   useInput((input, key) => {
@@ -36,11 +43,11 @@ export function SessionPicker({ sessions, onChoose, onCancel }: SessionPickerPro
       if (session) onChoose(session);
     }
   });
-  const first = Math.max(0, Math.min(selected - MAX_ROWS + 1, sessions.length - MAX_ROWS));
+  const first = Math.max(0, Math.min(selected - listed + 1, sessions.length - listed));
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text>{theme.bold("Resume a session")}</Text>
-      {sessions.slice(first, first + MAX_ROWS).map((session, index) => {
+      {sessions.slice(first, first + listed).map((session, index) => {
         const active = first + index === selected;
         // The first message may quote anything (a pasted log, a file): shown terminal-safe.
         const line = terminalSafe(`${session.startedAt}  ${String(session.turns).padStart(3)} turn(s)  ${oneLine(session.firstMessage)}`);

@@ -13,6 +13,8 @@ export interface CommandRunner {
   /** Up to date even between renders. */
   isRunning: () => boolean;
   run: (name: string, args: string, display: string) => void;
+  /** Cancels the running command (a /compact waiting on the model); true if one was running. */
+  abort: () => boolean;
 }
 
 export function useCommandRunner(
@@ -23,6 +25,7 @@ export function useCommandRunner(
 ): CommandRunner {
   const [running, setRunning] = useState<string | undefined>(undefined);
   const inFlight = useRef(false);
+  const controllerRef = useRef<AbortController | undefined>(undefined);
   const run = useCallback(
     (name: string, args: string, display: string) => {
       if (!findSlashCommand(catalog, name)) {
@@ -31,8 +34,10 @@ export function useCommandRunner(
       }
       inFlight.current = true;
       setRunning(display);
+      const abort = new AbortController();
+      controllerRef.current = abort;
       controller
-        .runCommand(name, args)
+        .runCommand(name, args, abort.signal)
         .then(
           (output) => dispatch({ type: "append", item: { kind: "command", command: display, output } }),
           (error: unknown) =>
@@ -41,15 +46,18 @@ export function useCommandRunner(
               item: {
                 kind: "command",
                 command: display,
-                output: {
-                  title: `/${name} failed`,
-                  lines: [describeError(error)],
-                  isError: true,
-                },
+                output: abort.signal.aborted
+                  ? { title: `/${name}`, lines: ["cancelled; nothing was changed by it"], isError: true }
+                  : {
+                      title: `/${name} failed`,
+                      lines: [describeError(error)],
+                      isError: true,
+                    },
               },
             }),
         )
         .finally(() => {
+          controllerRef.current = undefined;
           inFlight.current = false;
           setRunning(undefined);
           onDone();
@@ -58,5 +66,11 @@ export function useCommandRunner(
     [controller, dispatch, catalog, onDone],
   );
   const isRunning = useCallback(() => inFlight.current, []);
-  return { running, isRunning, run };
+  const abortCommand = useCallback(() => {
+    const running = controllerRef.current;
+    if (!running) return false;
+    running.abort();
+    return true;
+  }, []);
+  return { running, isRunning, run, abort: abortCommand };
 }
