@@ -19,10 +19,10 @@ import { describeRenumbering } from "../session/turn-order.ts";
 import type { HeldLock } from "../state/lock.ts";
 import { UsageError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
-import { realpathSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { runGit } from "../git/safe-git.ts";
 import type { NoticeCode } from "../agent/events.ts";
+import { realPathOrSelf } from "../real-path-or-self.ts";
 
 export type ResumeTarget = { kind: "new" } | { kind: "latest" } | { kind: "id"; id: string };
 
@@ -72,7 +72,7 @@ async function repositorySessionFiles(paths: WorkspacePaths): Promise<Set<string
 
 async function resumeRef(paths: WorkspacePaths, target: Exclude<ResumeTarget, { kind: "new" }>): Promise<SessionRef> {
   const shipped = await repositorySessionFiles(paths);
-  const isShipped = (ref: SessionRef) => shipped.has(resolve(ref.file)) || shipped.has(realpathOrSelf(ref.file));
+  const isShipped = (ref: SessionRef) => shipped.has(resolve(ref.file)) || shipped.has(realPathOrSelf(ref.file));
   if (target.kind === "id") {
     const ref = findSession(paths, target.id);
     if (isShipped(ref)) {
@@ -89,14 +89,6 @@ async function resumeRef(paths: WorkspacePaths, target: Exclude<ResumeTarget, { 
     });
   }
   return latest;
-}
-
-function realpathOrSelf(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return file;
-  }
 }
 
 export async function openSessionMemory(

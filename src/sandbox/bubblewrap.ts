@@ -5,10 +5,11 @@
  * create those namespaces here (containers often forbid them). macOS would use Seatbelt
  * (`sandbox-exec`); not implemented, so there the sandbox is reported unavailable.
  */
-import { existsSync, lstatSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { configuredHooksPath } from "../git/hooks-path.ts";
 import { userConfigDir } from "../config/user-config-dir.ts";
+import { realPathOrSelf } from "../real-path-or-self.ts";
 
 export type SandboxMode = "workspace-write" | "read-only" | "off";
 
@@ -101,19 +102,10 @@ export function guardedPaths(root: string): string[] {
   const hooksPath = configuredHooksPath(root);
   if (hooksPath !== undefined) candidates.push(hooksPath);
   // The user's own settings, when ~/.config/valarmind links into this workspace (a dotfiles repository).
-  candidates.push(realOrSelf(userConfigDir()));
+  candidates.push(realPathOrSelf(userConfigDir()));
   const inside = (path: string) => {
     const rel = relative(root, path);
     return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
   };
   return [...new Set(candidates)].filter((path) => inside(path) && existsSync(path));
-}
-
-
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }

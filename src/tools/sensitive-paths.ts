@@ -3,10 +3,10 @@
  * CI workflows, files tools like direnv execute. Writing them asks even in auto-edit
  * (docs/security.md); only full-auto skips the question. Compared case-insensitively, at any depth.
  */
-import { realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { userConfigDir } from "../config/user-config-dir.ts";
 import { configuredHooksPath } from "../git/hooks-path.ts";
+import { realPathOrSelf } from "../real-path-or-self.ts";
 const INSTRUCTION_FILES = new Set(["valarmind.md", "valarmind.local.md", "agents.md", "agents.override.md", "claude.md", "claude.local.md", "gemini.md"]);
 
 const SENSITIVE: ReadonlyArray<{ test: (parts: string[]) => boolean; reason: string }> = [
@@ -33,7 +33,7 @@ export function sensitiveWriteReason(rel: string, root?: string): string | undef
   const abs = resolve(root, rel);
   const hooks = configuredHooksPath(root);
   if (hooks !== undefined && within(hooks, abs)) return `${rel} writes a git hook (core.hooksPath), which git runs on commit or push`;
-  const config = realOrSelf(userConfigDir());
+  const config = realPathOrSelf(userConfigDir());
   if (within(config, realParentJoin(abs))) return `${rel} changes your own valarmind configuration (${userConfigDir()}), which decides approvals, the sandbox and trusted folders`;
   return undefined;
 }
@@ -43,15 +43,7 @@ function within(dir: string, path: string): boolean {
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}
-
 /** The path with its directory's symlinks resolved (the file itself may not exist yet). */
 function realParentJoin(abs: string): string {
-  return join(realOrSelf(dirname(abs)), basename(abs));
+  return join(realPathOrSelf(dirname(abs)), basename(abs));
 }
