@@ -30,7 +30,7 @@ import { describeError, ValarmindError } from "../errors.ts";
 import { realpathSync } from "node:fs";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
 import { TurnCheckpoints } from "../checkpoints/turn-checkpoints.ts";
-import { NothingToUndoError, type UndoAction, type UndoOutcome } from "../checkpoints/undo.ts";
+import type { UndoAction, UndoOutcome } from "../checkpoints/undo.ts";
 import { undoInSession } from "./session-undo.ts";
 import { trace } from "../trace.ts";
 import { EventStream } from "./event-channel.ts";
@@ -185,19 +185,22 @@ export class AgentSession {
     const stream = new TurnStream<AgentEvent>();
     const emit = (event: AgentEvent) => stream.push(event);
     stream.answerBy((id, decision) => this.answer(id, decision));
-    if (this.busy) {
-      const message = "a turn is already running; wait for it or abort it first";
-      emit({ type: "error", kind: "internal", message });
-      // The stream of every submit ends with turn_end, this one's too (ADR 0073).
-      emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
-      stream.end(failedOutcome(this.memory.lastTurn, text, message));
-      return stream;
-    }
     let ended = false;
     const tracked = (event: AgentEvent) => {
       if (event.type === "turn_end") ended = true;
       emit(event);
     };
+    // Every submit's stream ends with turn_end (ADR 0073), a failed one's too.
+    const failed = (message: string): TurnOutcome => {
+      if (!ended) emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
+      return failedOutcome(this.memory.lastTurn, text, message);
+    };
+    if (this.busy) {
+      const message = "a turn is already running; wait for it or abort it first";
+      emit({ type: "error", kind: "internal", message });
+      stream.end(failed(message));
+      return stream;
+    }
     this.runExclusive(
       stream,
       signal,
@@ -206,10 +209,7 @@ export class AgentSession {
         if (this.unsettled) await this.settleNow(turnSignal, emit);
         return this.runTurn(text, turnSignal, tracked, options);
       },
-      (message) => {
-        if (!ended) emit({ type: "turn_end", turn: this.memory.lastTurn, text: "", stopReason: "error" });
-        return failedOutcome(this.memory.lastTurn, text, message);
-      },
+      failed,
     );
     return stream;
   }
@@ -367,11 +367,9 @@ export class AgentSession {
    */
   async undo(action: UndoAction, options: { force?: boolean } = {}): Promise<UndoOutcome> {
     if (this.busy) throw new ValarmindError(`a turn is running; ${action} when it has ended`);
-    const transcript = this.transcript;
-    if (!transcript) throw new NothingToUndoError(`nothing to ${action}: this session has no turn yet`);
     this.busy = true;
     try {
-      return await undoInSession({ root: this.tools.root, paths: this.paths, sessionId: this.sessionId, transcript, memory: this.memory }, action, options.force === true);
+      return await undoInSession({ root: this.tools.root, paths: this.paths, sessionId: this.sessionId, transcript: this.transcript, memory: this.memory }, action, options.force === true);
     } finally {
       this.busy = false;
     }

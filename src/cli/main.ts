@@ -60,37 +60,19 @@ registerUndo(program);
 registerStore(program);
 registerCompletion(program);
 
-/** `valarmind help NAME` for a NAME that is no command: said, with the close one, as `valarmind NAME` does. */
-function unknownHelpTopic(argv: readonly string[]): string | undefined {
+/**
+ * `valarmind help NAME` for a NAME that is no command is parsed as `valarmind NAME`: commander's
+ * own "unknown command 'NAME'" with its suggestion, where `help` alone printed the whole help.
+ */
+function withoutHelpOfUnknown(argv: readonly string[]): string[] {
   const topic = argv[3];
-  if (argv[2] !== "help" || topic === undefined || topic.startsWith("-")) return undefined;
-  const names = program.commands.flatMap((command) => [command.name(), ...command.aliases()]);
-  if (names.includes(topic)) return undefined;
-  const distance = (a: string, b: string): number => {
-    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      let previous = row[0] ?? 0;
-      row[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const here = row[j] ?? 0;
-        row[j] = Math.min(here + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-        previous = here;
-      }
-    }
-    return row[b.length] ?? 0;
-  };
-  const close = names.filter((name) => distance(name, topic) <= Math.max(1, Math.floor(name.length / 3)));
-  return `error: unknown command '${topic}'${close.length > 0 ? ` (Did you mean ${close.join(", ")}?)` : ""}\n(run valarmind --help for usage)\n`;
-}
-
-const unknownTopic = unknownHelpTopic(process.argv);
-if (unknownTopic !== undefined) {
-  process.stderr.write(unknownTopic);
-  process.exit(2);
+  if (argv[2] !== "help" || topic === undefined || topic.startsWith("-")) return [...argv];
+  const known = program.commands.some((command) => command.name() === topic || command.aliases().includes(topic));
+  return known ? [...argv] : [...argv.slice(0, 2), ...argv.slice(3)];
 }
 
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(withoutHelpOfUnknown(process.argv));
 } catch (error) {
   if (error instanceof CommanderError) {
     // --help and --version end here with exit code 0; usage errors were already printed.

@@ -7,6 +7,7 @@
  */
 import { fstatSync } from "node:fs";
 import { UsageError } from "../errors.ts";
+import { envMilliseconds } from "../config/env-milliseconds.ts";
 
 /** At most this much is taken from standard input (1 MiB; the prompt budget cuts far less anyway). */
 export const PIPED_INPUT_CAP_BYTES = 1024 * 1024;
@@ -28,14 +29,7 @@ export function stdinKind(fd = 0): StdinKind {
 
 /** How long a pipe may stay silent before `chat -p MESSAGE` goes on without it: VALARMIND_STDIN_WAIT_MS, else 2 s. */
 export function stdinWaitMs(env: Record<string, string | undefined>): number {
-  const raw = env.VALARMIND_STDIN_WAIT_MS;
-  if (raw === undefined || raw.trim() === "") return DEFAULT_STDIN_WAIT_MS;
-  const n = Number(raw);
-  // Timers take at most 2^31-1 ms; past it they fire at once and the piped text would be dropped.
-  if (Number.isInteger(n) && n >= 0 && n <= 2_147_483_647) return n;
-  throw new UsageError(`environment variable VALARMIND_STDIN_WAIT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds from 0 to 2147483647`, {
-    hint: "Set VALARMIND_STDIN_WAIT_MS to 0 or more (e.g. 30000 for a slow command in the pipe), or unset it for the default of 2 seconds.",
-  });
+  return envMilliseconds(env, "VALARMIND_STDIN_WAIT_MS", DEFAULT_STDIN_WAIT_MS, "Set VALARMIND_STDIN_WAIT_MS to 0 or more (e.g. 30000 for a slow command in the pipe), or unset it for the default of 2 seconds.");
 }
 
 export type StdinRead =

@@ -1,5 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { McpOptionsSchema, McpServersSchema } from "../mcp/mcp-config.ts";
+import { MAX_TIMER_MS } from "./env-milliseconds.ts";
 
 /** An http(s) URL with a host, as `baseURL` must be (OPENAI_BASE_URL is checked the same way). */
 export const HTTP_URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+\\S*$";
@@ -39,8 +40,7 @@ export const SettingsSchema = Type.Object(
       default: "suggest",
     }),
     toolOutputTokens: Type.Integer({ minimum: 100, default: 2000, description: "cap of one tool output in the prompt" }),
-    // Timers take at most 2^31-1 ms (24.8 days); past it they fire after 1 ms.
-    shellTimeoutMs: Type.Integer({ minimum: 100, maximum: 2_147_483_647, default: 120000 }),
+    shellTimeoutMs: Type.Integer({ minimum: 100, maximum: MAX_TIMER_MS, default: 120000 }),
     sandbox: Type.Union([Type.Literal("workspace-write"), Type.Literal("read-only"), Type.Literal("off")], {
       default: "workspace-write",
       description: "run_shell sandbox (bubblewrap): workspace-write, read-only, or off (unsandboxed)",

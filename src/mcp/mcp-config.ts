@@ -8,6 +8,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { parsedWithoutCredentials, withoutCredentials } from "../secrets/url-credentials.ts";
+import { MAX_TIMER_MS } from "../config/env-milliseconds.ts";
 
 export const McpServerSchema = Type.Object(
   {
@@ -31,7 +32,7 @@ export const McpOptionsSchema = Type.Object(
   {
     allow: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: "servers whose tools run without asking (user config only)" })),
     startupTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000, description: "how long a server may take to start and list its tools" })),
-    callTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 2_147_483_647, description: "how long one tool call may take" })),
+    callTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: MAX_TIMER_MS, description: "how long one tool call may take" })),
   },
   { additionalProperties: false, description: "MCP client options; read from the user config only" },
 );

@@ -22,7 +22,6 @@ import { randomBytes } from "node:crypto";
 import { relative, resolve } from "node:path";
 import { runGit } from "../git/safe-git.ts";
 import type { NoticeCode } from "../agent/events.ts";
-import { realPathOrSelf } from "../real-path-or-self.ts";
 
 export type ResumeTarget = { kind: "new" } | { kind: "latest" } | { kind: "id"; id: string };
 
@@ -63,16 +62,15 @@ export function newSessionId(): string {
  * had here: resumed, its forged "user" turns would reach the model as the user's own words.
  */
 async function repositorySessionFiles(paths: WorkspacePaths): Promise<Set<string>> {
-  const listed = await runGit(paths.root, ["ls-files", "-z", "--full-name", "--", relative(paths.root, paths.sessionsDir) || "."]).catch(() => undefined);
+  // Names come relative to the directory git runs in, the workspace root.
+  const listed = await runGit(paths.root, ["ls-files", "-z", "--", relative(paths.root, paths.sessionsDir) || "."]).catch(() => undefined);
   if (!listed || listed.exitCode !== 0) return new Set();
-  const top = await runGit(paths.root, ["rev-parse", "--show-toplevel"]).catch(() => undefined);
-  const base = top?.exitCode === 0 ? top.stdout.trim() : paths.root;
-  return new Set(listed.stdout.split("\0").filter((name) => name !== "").map((name) => resolve(base, name)));
+  return new Set(listed.stdout.split("\0").filter((name) => name !== "").map((name) => resolve(paths.root, name)));
 }
 
 async function resumeRef(paths: WorkspacePaths, target: Exclude<ResumeTarget, { kind: "new" }>): Promise<SessionRef> {
   const shipped = await repositorySessionFiles(paths);
-  const isShipped = (ref: SessionRef) => shipped.has(resolve(ref.file)) || shipped.has(realPathOrSelf(ref.file));
+  const isShipped = (ref: SessionRef) => shipped.has(resolve(ref.file));
   if (target.kind === "id") {
     const ref = findSession(paths, target.id);
     if (isShipped(ref)) {

@@ -10,6 +10,7 @@ import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { acquireLock, type HeldLock } from "../state/lock.ts";
 import { lockStands, readLockOwner } from "../state/lock-owner.ts";
 import { describeError, UsageError } from "../errors.ts";
+import { envMilliseconds } from "../config/env-milliseconds.ts";
 
 /** What to do when the session is in use. `waitMs: 0` forks at once (the REPL). */
 export interface BusySessionPolicy {
@@ -29,13 +30,7 @@ export const DEFAULT_SESSION_WAIT_MS = 120_000;
 
 /** The headless wait bound: VALARMIND_SESSION_WAIT_MS (a whole number of ms), else the default. */
 export function sessionWaitMs(env: Record<string, string | undefined>): number {
-  const raw = env.VALARMIND_SESSION_WAIT_MS;
-  if (raw === undefined || raw.trim() === "") return DEFAULT_SESSION_WAIT_MS;
-  const n = Number(raw);
-  if (Number.isInteger(n) && n >= 0 && n <= 2_147_483_647) return n;
-  throw new UsageError(`environment variable VALARMIND_SESSION_WAIT_MS=${JSON.stringify(raw)} is not a whole number of milliseconds from 0 to 2147483647`, {
-    hint: "Set VALARMIND_SESSION_WAIT_MS to 0 or more (e.g. 120000), or unset it for the default of 2 minutes.",
-  });
+  return envMilliseconds(env, "VALARMIND_SESSION_WAIT_MS", DEFAULT_SESSION_WAIT_MS, "Set VALARMIND_SESSION_WAIT_MS to 0 or more (e.g. 120000), or unset it for the default of 2 minutes.");
 }
 
 function isLocked(error: unknown): boolean {

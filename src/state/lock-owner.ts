@@ -55,20 +55,27 @@ export function readLockOwner(lockPath: string): LockOwner | undefined {
 }
 
 /**
- * True only when the owner is on this host and its process is gone: its pid does not exist, or
- * now belongs to a process that started at another time (a restarted container reuses pid 1, this
- * very process included). A pid we may not signal is alive.
+ * What is known of the owner's process: "dead" when it is of this host and gone (its pid does not
+ * exist, or now belongs to a process that started at another time: a restarted container reuses
+ * pid 1, this very process included); "alive" when it is of this host and running (a pid we may
+ * not signal counts as alive); "unknown" for another host's owner (or a pid that cannot be asked).
  */
-export function isDeadOwner(owner: LockOwner): boolean {
-  if (owner.hostname !== hostname()) return false;
-  if (owner.pid === process.pid) return owner.started !== undefined && OWN_START !== undefined && owner.started !== OWN_START;
+function ownerState(owner: LockOwner): "dead" | "alive" | "unknown" {
+  if (owner.hostname !== hostname()) return "unknown";
+  if (owner.pid === process.pid) return owner.started !== undefined && OWN_START !== undefined && owner.started !== OWN_START ? "dead" : "alive";
   try {
     process.kill(owner.pid, 0);
   } catch (error) {
-    return (error as { code?: unknown }).code === "ESRCH";
+    const code = (error as { code?: unknown }).code;
+    return code === "ESRCH" ? "dead" : code === "EPERM" ? "alive" : "unknown";
   }
   const started = owner.started === undefined ? undefined : processStart(owner.pid);
-  return started !== undefined && started !== owner.started;
+  return started !== undefined && started !== owner.started ? "dead" : "alive";
+}
+
+/** True only when the owner is on this host and its process is gone: its lock is taken over at once. */
+export function isDeadOwner(owner: LockOwner): boolean {
+  return ownerState(owner) === "dead";
 }
 
 /**
@@ -77,14 +84,7 @@ export function isDeadOwner(owner: LockOwner): boolean {
  * (SIGSTOP, a suspended laptop) or a clock jump must not hand its session to another writer.
  */
 export function isLiveLocalOwner(owner: LockOwner): boolean {
-  if (owner.hostname !== hostname() || isDeadOwner(owner)) return false;
-  if (owner.pid === process.pid) return true;
-  try {
-    process.kill(owner.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: unknown }).code === "EPERM";
-  }
+  return ownerState(owner) === "alive";
 }
 
 /**

@@ -62,11 +62,18 @@ function skippedNote(skips: GrepSkips): string {
   return notes.map((note) => `\n${note}`).join("");
 }
 
-/** A search target that is not a directory or a regular file (a FIFO would block, a device never end). */
-async function specialTarget(target: string, shown: string): Promise<ToolResult | undefined> {
+/**
+ * A target grep does not search: not a directory or a regular file (a FIFO would block, a device
+ * never end), or a file over GREP_MAX_FILE_BYTES without ripgrep.
+ */
+async function refusedTarget(target: string, shown: string, withRipgrep: boolean): Promise<ToolResult | undefined> {
   const info = await stat(target);
   const special = specialFileKind(info);
-  return special ? { forModel: `Error: ${shown} is ${special}, not a regular file; grep does not read it.`, summary: `grep ${shown}: refused (not a regular file)`, isError: true } : undefined;
+  if (special) return { forModel: `Error: ${shown} is ${special}, not a regular file; grep does not read it.`, summary: `grep ${shown}: refused (not a regular file)`, isError: true };
+  if (!withRipgrep && info.isFile() && info.size > GREP_MAX_FILE_BYTES) {
+    return { forModel: `Error: ${shown} is over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB, too large for grep's built-in search (ripgrep is not installed); search it with run_shell (grep -n PATTERN ${shown}).`, summary: `grep ${shown}: too large`, isError: true };
+  }
+  return undefined;
 }
 
 export function createGrepTool(options: GrepToolOptions = {}): Tool {
@@ -97,11 +104,8 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       const multiplyLinked = new Map<string, boolean>();
       let total = 0;
       try {
-        const refusal = await specialTarget(target, shown);
+        const refusal = await refusedTarget(target, shown, rg !== undefined);
         if (refusal) return refusal;
-        if (!rg && (await stat(target)).isFile() && (await stat(target)).size > GREP_MAX_FILE_BYTES) {
-          return { forModel: `Error: ${shown} is over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB, too large for grep's built-in search (ripgrep is not installed); search it with run_shell (grep -n PATTERN ${shown}).`, summary: `grep ${shown}: too large`, isError: true };
-        }
         const matches = rg ? searchWithRipgrep(ctx.root, rg, query, ctx.signal) : searchWithJs(ctx.root, query, ctx.signal);
         for await (const match of matches) {
           // A file with several hard links may be a file outside the workspace under another name.

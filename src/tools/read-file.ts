@@ -97,7 +97,7 @@ export function createReadFileTool(limits: ReadFileLimits = READ_FILE_LIMITS): T
     if (!utf16 && looksBinary(bytes)) {
       return error(`Error: ${rel} is a binary file (${bytes.length} bytes); its content is not shown.`, `${rel}: binary file, not shown`);
     }
-    const text = utf16 ? new TextDecoder(utf16 === "UTF-16LE" ? "utf-16le" : "utf-16be").decode(bytes.subarray(2)) : bytes.toString("utf8");
+    const text = asUtf8(bytes).toString("utf8");
     const note = utf16 ? `(${rel} is ${utf16} text, shown decoded; edit_file and write_file do not change UTF-16 files: convert it with iconv first)\n` : "";
     if (text === "") return { forModel: `(${rel} is empty)`, summary: `read ${rel} (empty)`, isError: false };
     const lines = text.replace(/\r?\n$/, "").split(/\r?\n/);

@@ -110,7 +110,7 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
   });
 
   const { columns } = useWindowSize();
-  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines, Math.max(10, columns - DIFF_ROW_MARGIN)) : approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN)) : [];
+  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines, columns - DIFF_ROW_MARGIN) : approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN)) : [];
   return (
     // Compact (a short screen): no box, and the request on the title's line: three rows fewer.
     <Box flexDirection="column" {...(compact ? {} : { borderStyle: "round" as const, paddingX: 1 })}>
