@@ -6,5 +6,8 @@
  */
 export function oneLine(text: string, max = Number.POSITIVE_INFINITY): string {
   const line = text.replace(/\s+/g, " ").trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  if (line.length <= max) return line;
+  // A cut between the halves of a surrogate pair (an emoji) would leave half a character.
+  const end = /[\ud800-\udbff]/.test(line.charAt(max - 2)) ? max - 2 : max - 1;
+  return `${line.slice(0, end)}…`;
 }

@@ -53,6 +53,23 @@ export interface SessionListing {
   headerId?: string;
 }
 
+/** A turn of the session's earlier conversation, as a front end shows it after a resume. */
+export interface EarlierTurn {
+  turn: number;
+  user: string;
+  /** What the model wrote and the tools it called, in order; `target` as `tool_call_start` names it. */
+  steps: Array<{ kind: "text"; text: string } | { kind: "tool"; callId: string; name: string; target: string; summary: string; isError: boolean; denied: boolean }>;
+  stopReason?: "completed" | "incomplete" | "error" | "aborted" | "max_steps";
+  /** `/undo` gave back the files this turn changed. */
+  undone?: boolean;
+}
+
+/** The newest turns of the conversation a resumed session holds, and how many it holds in all. */
+export interface EarlierConversation {
+  turns: EarlierTurn[];
+  total: number;
+}
+
 export interface ChatController {
   status(): StatusSnapshot;
   /**
@@ -77,6 +94,11 @@ export interface ChatController {
   /** Workspace-relative file paths for `@path` completion. */
   completePath(prefix: string): Promise<string[]>;
   listSessions(): Promise<SessionListing[]>;
+  /**
+   * The conversation the open session held when it was opened (after `--continue`, `--resume`,
+   * `/resume`, a fork): empty for a new session. Turns sent since are the front end's own.
+   */
+  earlierConversation?(): EarlierConversation;
   /**
    * Prompt history of this repository, oldest first, for up/down in the input editor (the UI never
    * touches the disk). Optional so a controller without persisted history still satisfies the contract.

@@ -47,6 +47,7 @@ import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDe
 import { TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
 import { TurnContextTaker } from "./turn-context-taker.ts";
 import { openTurn, type TurnOpeningContext } from "./turn-opening.ts";
+import type { EarlierTurns } from "../session/past-turns.ts";
 
 export type { AgentSessionOptions, LastRequestInfo, SubmitOptions } from "./session-options.ts";
 
@@ -61,6 +62,8 @@ export class AgentSession {
   readonly tools: ToolRegistry;
   readonly state: StateStore;
   readonly resumed: boolean;
+  /** The conversation the transcript held when the session opened (resumed or forked), for a front end to show. */
+  readonly earlier: EarlierTurns;
   /** Told at open: a recovered torn line, an unfinished turn, damaged lines, a fork. */
   readonly openNotices: string[];
   /** The same, with their notice codes (for `--json`). */
@@ -106,6 +109,7 @@ export class AgentSession {
     this.lock = opened.lock;
     this.memory = opened.memory;
     this.resumed = opened.resumed;
+    this.earlier = opened.earlier;
     this.mcp = options.mcp;
     this.cwd = options.cwd ?? process.cwd();
     this.instructionOptions = { cwd: this.cwd, ...(options.contextFiles === false && { contextFiles: false }) };

@@ -16,6 +16,7 @@ import { findSession, listSessions, OlderTranscriptError, openSession, readSessi
 import { TRANSCRIPT_MIGRATIONS, type TranscriptMigration } from "../session/transcript-migrations.ts";
 import { TRANSCRIPT_VERSION, type TranscriptRecord } from "../session/transcript-schema.ts";
 import { describeRenumbering } from "../session/turn-order.ts";
+import { pastTurnsOf, type EarlierTurns } from "../session/past-turns.ts";
 import type { HeldLock } from "../state/lock.ts";
 import { UsageError } from "../errors.ts";
 import { randomBytes } from "node:crypto";
@@ -39,6 +40,8 @@ export interface OpenedMemory {
   memory: ShortTermMemory;
   resumed: boolean;
   notices: SessionNotice[];
+  /** The conversation so far, as the transcript read at opening holds it (empty for a new session). */
+  earlier: EarlierTurns;
 }
 
 export function memoryOptions(settings: Settings, countTokens: (text: string) => number, root?: string) {
@@ -99,7 +102,7 @@ export async function openSessionMemory(
   migrations: readonly TranscriptMigration[] = TRANSCRIPT_MIGRATIONS,
 ): Promise<OpenedMemory> {
   if (target.kind === "new") {
-    return { sessionId: newSessionId(), transcript: undefined, lock: undefined, memory: new ShortTermMemory(memoryOptions(settings, countTokens, paths.root)), resumed: false, notices: [] };
+    return { sessionId: newSessionId(), transcript: undefined, lock: undefined, memory: new ShortTermMemory(memoryOptions(settings, countTokens, paths.root)), resumed: false, notices: [], earlier: { turns: [], total: 0 } };
   }
   const ref = await resumeRef(paths, target);
   const locked = await lockSession(paths, ref.id, busy);
@@ -181,6 +184,7 @@ async function openFork(
     memory: ShortTermMemory.fromRecords(fork.records, memoryOptions(settings, countTokens, paths.root)),
     resumed: true,
     notices: [],
+    earlier: pastTurnsOf(fork.records),
   };
 }
 
@@ -218,7 +222,8 @@ function resumeLocked(
       { kind: "turn_end", turn: pending.turn, steps, stop_reason: "error" },
     ]);
     session.sync();
-    memory = ShortTermMemory.fromRecords([...records, ...closing], memoryOptions(settings, countTokens, paths.root));
+    records = [...records, ...closing];
+    memory = ShortTermMemory.fromRecords(records, memoryOptions(settings, countTokens, paths.root));
   }
-  return { sessionId: session.id, transcript: session, lock, memory, resumed: true, notices };
+  return { sessionId: session.id, transcript: session, lock, memory, resumed: true, notices, earlier: pastTurnsOf(records) };
 }

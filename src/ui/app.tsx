@@ -5,7 +5,7 @@
  */
 import { Box, Static, Text, useApp, useWindowSize } from "ink";
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
-import { findSlashCommand, helpOutput, type ChatController, type SessionListing, type StatusSnapshot } from "../agent/front-end-contract.ts";
+import { findSlashCommand, helpOutput, type ChatController, type EarlierConversation, type SessionListing, type StatusSnapshot } from "../agent/front-end-contract.ts";
 import type { ApprovalDecision } from "../agent/events.ts";
 import { describeError } from "../errors.ts";
 import { ApprovalPrompt } from "./approval/approval-prompt.tsx";
@@ -24,6 +24,7 @@ import { useTurnRunner } from "./turn/use-turn-runner.ts";
 import { useResizeRefresh } from "./use-resize-refresh.ts";
 import { useLiveFrameBudget } from "./live-frame-budget.ts";
 import { leftOutNotice, reprintWindow } from "./transcript/reprint-window.ts";
+import { earlierItems } from "./transcript/earlier-items.ts";
 import { noteTyping } from "./input/typing-clock.ts";
 
 export interface AppProps {
@@ -36,10 +37,12 @@ export interface AppProps {
   onExit?: () => void;
 }
 
-function startupState(status: StatusSnapshot): ReplState {
+function startupState(status: StatusSnapshot, earlier: EarlierConversation | undefined): ReplState {
   const items: NewItem[] = [
     { kind: "banner", model: status.model, sessionId: status.sessionId },
     ...status.warnings.map((text): NewItem => ({ kind: "notice", tone: "warning", text })),
+    // A resumed session shows what was said before, as it was shown live.
+    ...(earlier === undefined ? [] : earlierItems(earlier, status.sessionId)),
   ];
   return items.reduce((state, item) => replReducer(state, { type: "append", item }), initialReplState);
 }
@@ -50,9 +53,13 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const { columns, rows } = useWindowSize();
   const staticKey = useResizeRefresh();
   const [status, setStatus] = useState<StatusSnapshot>(() => controller.status());
-  const [state, dispatch] = useReducer(replReducer, status, startupState);
+  const [state, dispatch] = useReducer(replReducer, status, (first: StatusSnapshot) => startupState(first, controller.earlierConversation?.()));
   const [history, setHistory] = useState<readonly string[]>([]);
   const [queue, setQueue] = useState<Array<{ text: string; display: string }>>([]);
+  // Read by an interrupt between renders: the messages it gives back to the editor.
+  const queueRef = useRef(queue);
+  queueRef.current = queue;
+  const [restore, setRestore] = useState<{ text: string; seq: number } | undefined>(undefined);
   const [exitArmed, setExitArmed] = useState(false);
   const [picker, setPicker] = useState<SessionListing[] | undefined>(undefined);
   const shownWarnings = useRef(new Set(status.warnings));
@@ -72,9 +79,16 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   }, []);
 
   const refreshStatus = useCallback(() => setStatus(controller.status()), [controller]);
+  // The session shown: a command that switched it (/resume, /clear) prints the new one's earlier turns.
+  const shownSession = useRef(status.sessionId);
   const afterWork = useCallback(() => {
     const next = controller.status();
     setStatus(next);
+    if (next.sessionId !== shownSession.current) {
+      shownSession.current = next.sessionId;
+      const earlier = controller.earlierConversation?.();
+      for (const item of earlier === undefined ? [] : earlierItems(earlier, next.sessionId)) dispatch({ type: "append", item });
+    }
     for (const warning of next.warnings) {
       if (shownWarnings.current.has(warning)) continue;
       shownWarnings.current.add(warning);
@@ -116,6 +130,14 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const interruptTurn = useCallback(() => {
     // The core is waiting on the approval; answer it so the turn can wind down.
     if (approval) answerApproval({ kind: "deny", note: "The user interrupted the turn." });
+    // Messages queued behind the turn are not sent after it: the user stopped it, maybe to say
+    // something else. They go back to the editor, to send, change or drop.
+    const queued = queueRef.current;
+    if (queued.length > 0) {
+      queueRef.current = [];
+      setQueue([]);
+      setRestore((previous) => ({ text: queued.map((item) => item.text).join("\n\n"), seq: (previous?.seq ?? 0) + 1 }));
+    }
     turn.abort();
   }, [approval, answerApproval, turn]);
 
@@ -215,7 +237,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const hint = exitArmed
     ? "Press Ctrl+C again to exit"
     : queue.length > 0
-      ? `${queue.length} message(s) queued; sent when the current turn ends`
+      ? `${queue.length} message(s) queued; sent when the current turn ends (Esc stops it and brings them back here)`
       : undefined;
 
   return (
@@ -267,6 +289,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
           editorRef={budget.editorRef}
           maxMenuRows={budget.maxMenuRows}
           menuRef={budget.menuRef}
+          {...(restore === undefined ? {} : { restore })}
         />
       </Box>
       <StatusLine status={status} />

@@ -244,6 +244,30 @@ describe("abort and exit", () => {
     expect(h.controller.submitted).toEqual(["first", "second"]);
   });
 
+  test("Esc during a turn with queued messages: the turn stops and they come back to the editor, unsent, before what is typed", async () => {
+    const h = renderApp({ turns: [pausedTurn] });
+    await h.see("Ask anything");
+    await h.keys("first", KEYS.enter);
+    await waitUntil(() => h.controller.paused, "the turn to pause", h.frame);
+    await h.keys("second", KEYS.enter);
+    await h.keys("third", KEYS.enter);
+    await h.see("2 message(s) queued");
+    await h.keys("draft");
+    await h.keys(KEYS.escape);
+    await waitUntil(() => h.controller.signals[0]?.aborted === true, "the turn to be aborted", h.frame);
+    await h.see("third");
+    await waitUntil(() => !h.frame().includes("queued"), "the queue to be empty", h.frame);
+    // Given back, not sent: only the interrupted turn reached the controller.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(h.controller.submitted).toEqual(["first"]);
+    const editor = h.frame().slice(h.frame().lastIndexOf("› second"));
+    expect(editor).toMatch(/› second\s*\n\s*\n?\s*third\s*\n\s*\n?\s*draft/);
+    // Enter sends them as one message.
+    await h.keys(KEYS.enter);
+    await waitUntil(() => h.controller.submitted.length === 2, "the message to be sent", h.frame);
+    expect(h.controller.submitted[1]).toBe("second\n\nthird\n\ndraft");
+  });
+
   test("a controller that throws is reported without a stack trace and the REPL goes on", async () => {
     const h = renderApp();
     h.controller.submit = () => {

@@ -7,7 +7,7 @@ import { pricesFor } from "../../agent/session-cost.ts";
 import { oneLine } from "../../one-line.ts";
 import { appendFile, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { ChatController, CommandOutput, SessionListing, StatusSnapshot } from "../../agent/front-end-contract.ts";
+import type { ChatController, CommandOutput, EarlierConversation, EarlierTurn, SessionListing, StatusSnapshot } from "../../agent/front-end-contract.ts";
 import { catalogWithCustomCommands, findSlashCommand, helpOutput, SLASH_CATALOG, unknownCommandOutput, type SlashCommandInfo } from "../../agent/slash-catalog.ts";
 import { customCommandCall, type CustomCommand } from "../../agent/custom-commands.ts";
 import type { AgentEvent, ApprovalDecision } from "../../agent/events.ts";
@@ -192,6 +192,21 @@ export class SessionChatController implements ChatController {
         return [];
       }
     });
+  }
+
+  earlierConversation(): EarlierConversation {
+    const tools = this.session.tools;
+    const turns = this.session.earlier.turns.map(
+      (turn): EarlierTurn => ({
+        ...turn,
+        steps: turn.steps.map((step) =>
+          step.kind === "text"
+            ? step
+            : { kind: "tool", callId: step.callId, name: step.name, target: tools.target({ callId: step.callId, name: step.name, arguments: step.arguments }), summary: step.summary, isError: step.isError, denied: step.denied },
+        ),
+      }),
+    );
+    return { turns, total: this.session.earlier.total };
   }
 
   async loadHistory(): Promise<string[]> {

@@ -24,7 +24,10 @@ function sessionChoices(remember: SessionRemember | undefined): ApprovalChoice[]
   if (remember.kind === "tool") {
     return [{ key: "a", label: `Allow every ${remember.tool} call for this session, with any arguments`, decision: { kind: "allow_session", scope: "tool" } }];
   }
-  const exact: ApprovalChoice = { key: "a", label: `Allow exactly \`${remember.exact}\` for this session`, decision: { kind: "allow_session", scope: "exact" } };
+  // A multi-line command is shown above, row by row: its label names it instead of repeating every line.
+  const lineCount = remember.exact.split("\n").length;
+  const exactLabel = lineCount > 1 ? `Allow exactly this ${lineCount}-line command for this session` : `Allow exactly \`${remember.exact}\` for this session`;
+  const exact: ApprovalChoice = { key: "a", label: exactLabel, decision: { kind: "allow_session", scope: "exact" } };
   if (remember.prefix === undefined) return [exact];
   return [
     exact,

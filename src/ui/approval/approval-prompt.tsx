@@ -41,6 +41,14 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
   const choices = approvalChoices(approval.remember);
   const [selected, setSelected] = useState(0);
   const [note, setNote] = useState<edit.EditorBuffer | undefined>(undefined);
+  // A command taller than the rows left is shown a page at a time; it runs only once every row of
+  // it has been on screen (on a short screen, "y" ran lines the user never saw).
+  const { columns } = useWindowSize();
+  const [from, setFrom] = useState(0);
+  const shown = approval.diff === undefined && approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN), from) : undefined;
+  const seenAll = useRef(false);
+  if (shown === undefined || shown.end >= shown.total) seenAll.current = true;
+  const [unseen, setUnseen] = useState(false);
   // One answer per request, even if keys arrive faster than renders.
   const answered = useRef(false);
   const noteRef = useRef<edit.EditorBuffer | undefined>(undefined);
@@ -58,6 +66,8 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
 
   const choose = (choice: ApprovalChoice | undefined) => {
     if (!choice) return;
+    const allows = choice.decision !== undefined && choice.decision.kind !== "deny";
+    if (allows && !seenAll.current) return setUnseen(true);
     if (choice.decision) answer(choice.decision);
     else setNoteBoth(edit.emptyBuffer);
   };
@@ -94,6 +104,10 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
     if (command.type === "down") return setSelected((index) => Math.min(choices.length - 1, index + 1));
     if (command.type === "submit") return choose(choices[selected]);
     if (command.type === "escape") return answer({ kind: "deny" });
+    if (command.type === "insert" && command.text === " " && shown?.paged === true) {
+      setUnseen(false);
+      return setFrom(shown.end >= shown.total ? 0 : shown.end);
+    }
     if (command.type === "insert") {
       const digit = Number.parseInt(command.text, 10);
       const byKey = choices.find((choice) => choice.key === command.text.toLowerCase());
@@ -109,8 +123,9 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
     if (current !== undefined) setNoteBoth(edit.insertText(current, text.replace(/\s+/g, " ")));
   });
 
-  const { columns } = useWindowSize();
-  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines, columns - DIFF_ROW_MARGIN) : approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN)) : [];
+  const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines, columns - DIFF_ROW_MARGIN) : (shown?.lines ?? []);
+  // In the answers' box, which the frame budget measures.
+  const unseenWarning = unseen && !seenAll.current ? <Text>{theme.warning("Not allowed yet: part of this command has not been on screen. Space shows the rest (or enlarge the window); Esc denies.")}</Text> : null;
   return (
     // Compact (a short screen): no box, and the request on the title's line: three rows fewer.
     <Box flexDirection="column" {...(compact ? {} : { borderStyle: "round" as const, paddingX: 1 })}>
@@ -130,10 +145,12 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
       )}
       {note === undefined && compact ? (
         <Box ref={choicesRef} flexDirection="column">
+          {unseenWarning}
           <CompactChoices choices={choices} selected={selected} />
         </Box>
       ) : note === undefined ? (
         <Box ref={choicesRef} flexDirection="column" marginTop={1}>
+          {unseenWarning}
           {choices.map((choice, index) => (
             <ChoiceRow key={choice.key} choice={choice} index={index} selected={index === selected} />
           ))}
@@ -197,15 +214,20 @@ const DIFF_ROW_MARGIN = 4;
 
 /**
  * A command the description shows only the start of, whole, one row per line (every control
- * visible), in the rows the frame leaves; what does not fit is counted, never silently left out.
+ * visible), in the rows the frame leaves, from row `from` on. What does not fit is counted, never
+ * silently left out; `end` is the row after the last one shown, `total` the command's rows.
  */
-function commandLines(command: string, maxLines: number, width: number): string[] {
+function commandLines(command: string, maxLines: number, width: number, from: number): { lines: string[]; end: number; total: number; paged: boolean } {
   // Wrapped here, not by the terminal: one row per string, so the frame budget's count holds (a long
   // line cut at the edge would hide its end, where `; curl … | sh` goes).
-  const lines = command.split("\n").flatMap((line, index) =>
+  const rows = command.split("\n").flatMap((line, index) =>
     wrapRows(line, width).map((row, part) => `${index === 0 && part === 0 ? "$ " : "  "}${shownText(line.slice(row.start, row.end))}`),
   );
-  if (lines.length <= maxLines) return lines;
-  const shown = Math.max(0, maxLines);
-  return [...lines.slice(0, shown), `… ${lines.length - shown} more line(s) of this command`];
+  if (rows.length <= maxLines) return { lines: rows, end: rows.length, total: rows.length, paged: false };
+  // One row says which rows these are and how to see the others.
+  const room = Math.max(1, maxLines - 1);
+  const start = Math.min(from, Math.max(0, rows.length - room));
+  const end = Math.min(rows.length, start + room);
+  const where = `… rows ${start + 1}–${end} of ${rows.length} of this command · Space shows ${end < rows.length ? "the next" : "the first"} rows`;
+  return { lines: [...rows.slice(start, end), where], end, total: rows.length, paged: true };
 }

@@ -43,6 +43,8 @@ export interface PromptInputProps {
   /** The completion menu's choices shown at most, and its box (measured by the budget too). */
   maxMenuRows?: number;
   menuRef?: RefObject<DOMElement | null>;
+  /** Messages given back to the editor (queued ones when a turn is interrupted): put before what is typed. */
+  restore?: { text: string; seq: number };
 }
 
 const PLACEHOLDER = "Ask anything · / for commands · @ for files";
@@ -75,6 +77,12 @@ export function PromptInput(props: PromptInputProps) {
   const completion = useCompletion(state.buffer, props.commands, props.completePath, props.onError);
 
   useEffect(() => update({ history: historyCursor(props.history) }), [props.history, update]);
+  useEffect(() => {
+    if (props.restore === undefined) return;
+    const typed = latest.current.buffer.text;
+    update({ buffer: edit.bufferOf(typed.trim() === "" ? props.restore.text : `${props.restore.text}\n\n${typed}`) });
+    // Once per restore: its seq changes, nothing else.
+  }, [props.restore?.seq]);
   useEffect(() => update({ selected: 0 }), [completion.context?.kind, completion.context?.query, update]);
 
   /** The menu applies only if the items were computed for the buffer as it is now (keys can outrun renders). */

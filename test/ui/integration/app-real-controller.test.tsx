@@ -243,6 +243,82 @@ describe("slash commands on the real session", () => {
   }, TEST_MS);
 });
 
+describe("a resumed session", () => {
+  const count = (frame: string, text: string) => frame.split(text).length - 1;
+
+  test("shows the earlier conversation before the prompt: messages, answers and tool rows, as they were shown live", async () => {
+    const first = await openRealApp({ files: { "src/sum.ts": SUM } });
+    first.server.setResponder((body) => {
+      const user = lastUserText(body);
+      if (user === "read the sum") return toolOutputsThisTurn(body).length === 0 ? toolCallStream([{ name: "read_file", arguments: { path: "src/sum.ts" } }]) : textStream("It **subtracts**: `a - b`.");
+      return textStream(`answer to ${user}`);
+    });
+    await first.send("hello there");
+    await first.see("answer to hello there");
+    await first.idle();
+    await first.send("read the sum");
+    await first.see("It subtracts");
+    await first.idle();
+    const id = first.controller.status().sessionId;
+    await closeRealApps();
+
+    const h = await openRealApp({ root: first.root, resume: { kind: "latest" } });
+    const frame = h.frame();
+    expect(h.controller.status().sessionId).toBe(id);
+    expect(frame).toContain(`session ${id} resumed: 2 earlier turn(s) below`);
+    // In order, as they were shown live: message, tool row, answer (markdown rendered, not raw).
+    const at = (text: string) => frame.indexOf(text);
+    expect(at("› hello there")).toBeGreaterThan(at("resumed: 2 earlier"));
+    expect(at("answer to hello there")).toBeGreaterThan(at("› hello there"));
+    expect(at("› read the sum")).toBeGreaterThan(at("answer to hello there"));
+    expect(at("read_file")).toBeGreaterThan(at("› read the sum"));
+    expect(frame).toContain("src/sum.ts");
+    expect(at("It subtracts: `a - b`.")).toBeGreaterThan(at("read_file"));
+    expect(frame).not.toContain("**subtracts**");
+    // The prompt comes after the history.
+    expect(at("Ask anything")).toBeGreaterThan(at("It subtracts"));
+  }, TEST_MS);
+
+  test("/resume prints the session it switched to; /clear prints none", async () => {
+    const h = await openRealApp();
+    echoServer(h);
+    await h.send("first question");
+    await h.see("answer to first question");
+    await h.idle();
+    const id = h.controller.status().sessionId;
+    await h.send("/clear");
+    await h.see("new session started");
+    await h.idle();
+    expect(count(h.frame(), "answer to first question")).toBe(1);
+    expect(h.frame()).not.toContain("resumed:");
+
+    await h.send(`/resume ${id}`);
+    await h.see(`session ${id} resumed: 1 earlier turn(s) below`);
+    await h.idle();
+    const frame = h.frame();
+    expect(count(frame, "answer to first question")).toBe(2);
+    expect(frame.lastIndexOf("answer to first question")).toBeGreaterThan(frame.indexOf(`session ${id} resumed`));
+  }, TEST_MS);
+
+  test("a long session shows only its newest turns, and says how to see the rest", async () => {
+    const first = await openRealApp();
+    echoServer(first);
+    for (let i = 1; i <= 3; i++) {
+      await first.send(`question ${i}`);
+      await first.see(`answer to question ${i}`);
+      await first.idle();
+    }
+    const id = first.controller.status().sessionId;
+    await closeRealApps();
+    const h = await openRealApp({ root: first.root, resume: { kind: "id", id } });
+    const earlier = h.controller.earlierConversation();
+    expect(earlier.total).toBe(3);
+    expect(earlier.turns.map((t) => t.user)).toEqual(["question 1", "question 2", "question 3"]);
+    // The REPL's own cut (MAX_EARLIER_LINES) is tested on the items; here the whole of a short session shows.
+    expect(h.frame()).toContain(`session ${id} resumed: 3 earlier turn(s) below`);
+  }, TEST_MS);
+});
+
 describe("abort", () => {
   test("Esc during a held stream aborts the turn; the partial answer stays, marked", async () => {
     const h = await openRealApp();

@@ -16,6 +16,7 @@ import { render } from "ink-testing-library";
 import type { Settings } from "../../../src/config/settings-schema.ts";
 import { SessionChatController } from "../../../src/cli/chat/chat-controller.ts";
 import type { ModelClient } from "../../../src/model/types.ts";
+import type { ResumeTarget } from "../../../src/memory/session-memory.ts";
 import { App } from "../../../src/ui/app.tsx";
 import { fakeModel, makeGitWorkspace, testSettings } from "../../agent/support/agent-harness.ts";
 import { startFakeResponsesServer, type FakeResponsesServer } from "../../support/fake-responses-server.ts";
@@ -32,6 +33,10 @@ export interface RealAppOptions {
   /** Defaults to the real OpenAI client on the fake server's base URL. */
   model?: ModelClient;
   warnings?: string[];
+  /** An existing workspace (one an earlier app wrote sessions in) instead of a new one. */
+  root?: string;
+  /** Which session to open; a new one by default. */
+  resume?: ResumeTarget;
 }
 
 export interface RealApp {
@@ -66,14 +71,14 @@ export async function waitFor(check: () => boolean, what: string, frame: () => s
 }
 
 export async function openRealApp(options: RealAppOptions = {}): Promise<RealApp> {
-  const root = await makeGitWorkspace(options.files ?? {});
+  const root = options.root ?? (await makeGitWorkspace(options.files ?? {}));
   const server = startFakeResponsesServer();
   const controller = await SessionChatController.open({
     root,
     settings: testSettings(options.settings),
     model: options.model ?? fakeModel(server),
     interactive: true,
-    resume: { kind: "new" },
+    resume: options.resume ?? { kind: "new" },
     warnings: options.warnings ?? [],
   });
   let exited = false;

@@ -1,0 +1,82 @@
+/**
+ * A session's earlier conversation as its transcript holds it, for a front end to show when the
+ * session is resumed (the REPL prints it before the first prompt, as it printed it live): each
+ * turn's message, what the model wrote and which tools it called, and how the turn ended. Only
+ * the newest `limit` turns are kept; `total` says how many there were.
+ *
+ *   const earlier = pastTurnsOf(read.records, 50);   // { turns: [...], total: 212 }
+ */
+import type { TranscriptRecord } from "./transcript-schema.ts";
+
+export type PastStep =
+  | { kind: "text"; text: string }
+  | { kind: "tool"; callId: string; name: string; arguments: string; summary: string; isError: boolean; denied: boolean };
+
+export interface PastTurn {
+  turn: number;
+  user: string;
+  steps: PastStep[];
+  /** Absent while the transcript has no turn_end for it. */
+  stopReason?: "completed" | "incomplete" | "error" | "aborted" | "max_steps";
+  /** `/undo` gave back the files this turn changed (and no `/redo` wrote them again since). */
+  undone?: boolean;
+}
+
+export interface EarlierTurns {
+  turns: PastTurn[];
+  /** Turns the transcript holds, the ones left out included. */
+  total: number;
+}
+
+/** Turns shown when a session is resumed; `valarmind sessions show` prints them all. */
+export const PAST_TURNS_SHOWN = 50;
+
+/** The registry's answer to a call it refused on the user's word (src/tools/registry.ts). */
+const DENIED = /^Denied: the user did not approve/;
+
+export function pastTurnsOf(records: readonly TranscriptRecord[], limit = PAST_TURNS_SHOWN): EarlierTurns {
+  const turns = new Map<number, PastTurn>();
+  const turnOf = (turn: number): PastTurn => {
+    let found = turns.get(turn);
+    if (!found) {
+      found = { turn, user: "", steps: [] };
+      turns.set(turn, found);
+    }
+    return found;
+  };
+  for (const record of records) {
+    switch (record.kind) {
+      case "user":
+        // A turn's message comes first; a second one (two writers, renumbered) is kept beside it.
+        turnOf(record.turn).user += turnOf(record.turn).user === "" ? record.text : `\n\n${record.text}`;
+        break;
+      case "assistant":
+        if (record.text.trim() !== "") turnOf(record.turn).steps.push({ kind: "text", text: record.text });
+        break;
+      case "tool_call":
+        turnOf(record.turn).steps.push({
+          kind: "tool",
+          callId: record.call_id,
+          name: record.name,
+          arguments: record.arguments,
+          summary: record.summary,
+          isError: record.is_error,
+          denied: record.is_error && DENIED.test(record.output),
+        });
+        break;
+      case "turn_end":
+        turnOf(record.turn).stopReason = record.stop_reason;
+        break;
+      case "undo":
+        if (turns.has(record.of_turn)) turnOf(record.of_turn).undone = true;
+        break;
+      case "redo":
+        if (turns.has(record.of_turn)) delete turnOf(record.of_turn).undone;
+        break;
+      default:
+        break;
+    }
+  }
+  const all = [...turns.values()].sort((a, b) => a.turn - b.turn);
+  return { turns: all.slice(Math.max(0, all.length - limit)), total: all.length };
+}
