@@ -184,6 +184,18 @@ describe("chat -p \"/NAME ARGS\"", () => {
     expect(sentMessage()).toBe("Review src/a.ts for bugs; quote the lines of src/a.ts you mean.");
   });
 
+  test("-p - reading \"/NAME ARGS\" from standard input expands it as -p \"/NAME ARGS\" does; other piped text is sent as read", async () => {
+    // Was: the piped "/review src/a.ts" reached the model as literal text.
+    write(userDir(), "review.md", REVIEW);
+    const r = await chat(["-p", "-"], { cwd: root, server, env: env(), stdin: "/review src/a.ts\n" });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(sentMessage()).toBe("Review src/a.ts for bugs; quote the lines of src/a.ts you mean.");
+    const plain = await chat(["-p", "-"], { cwd: root, server, env: env(), stdin: "/usr/bin/env is missing\n" });
+    expect(plain.code).toBe(0);
+    expect(sentMessage(1)).toBe("/usr/bin/env is missing\n");
+  });
+
   test("a project command is refused in an untrusted folder, used with --trust and once the folder is trusted", async () => {
     write(projectDir(), "ship.md", "Ship $ARGUMENTS now.");
     const refused = await chat(["-p", "/ship v2"], { cwd: root, server, env: env() });

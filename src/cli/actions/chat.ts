@@ -155,9 +155,11 @@ export async function runChat(opts: ChatOptions): Promise<number> {
       const waitMs = stdinWaitMs(process.env);
       const images = await Promise.all((opts.image ?? []).map(readImageFlag));
       const model = createModelClient({ settings: loaded.settings });
-      const call = await headlessCommandCall(root, opts.trust, print);
-      const read = await untilSignal(readMessage(call.text, waitMs), run);
-      const message = { ...read, notices: [...call.notices, ...read.notices], images };
+      // `-p /NAME ARGS` and `-p -` reading "/NAME ARGS" both call a custom command.
+      const call = print === "-" ? undefined : await headlessCommandCall(root, opts.trust, print);
+      const read = await untilSignal(readMessage(call?.text ?? print, waitMs), run);
+      const piped = print === "-" ? await headlessCommandCall(root, opts.trust, read.text) : undefined;
+      const message = { ...read, text: piped?.text ?? read.text, notices: [...(call?.notices ?? []), ...(piped?.notices ?? []), ...read.notices], images };
       const stateNotices = await recoverState(root);
       return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices, run);
     });
