@@ -30,8 +30,18 @@ const ModelErrorKind = Type.Union([
   Type.Literal("aborted"),
 ]);
 
-/** An `error` event's kind: a model error kind (docs/agent.md, "Model errors"), budget, tool or internal. */
-export const ErrorKindSchema = Type.Union([...ModelErrorKind.anyOf, Type.Literal("budget"), Type.Literal("tool"), Type.Literal("internal")]);
+/**
+ * An `error` event's kind: a model error kind (docs/agent.md, "Model errors"), budget, tool,
+ * internal, max_steps (the turn hit maxStepsPerTurn) or loop (the model repeated one call).
+ */
+export const ErrorKindSchema = Type.Union([
+  ...ModelErrorKind.anyOf,
+  Type.Literal("budget"),
+  Type.Literal("tool"),
+  Type.Literal("internal"),
+  Type.Literal("max_steps"),
+  Type.Literal("loop"),
+]);
 
 export const StopReasonSchema = Type.Union([Type.Literal("completed"), Type.Literal("incomplete"), Type.Literal("error"), Type.Literal("aborted"), Type.Literal("max_steps")]);
 

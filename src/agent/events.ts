@@ -97,7 +97,7 @@ export type AgentEvent =
   | { type: "notice"; message: string; code?: NoticeCode }
   /** The window's older half folded into the summary: an event of the settle step, never of a turn. */
   | { type: "window_slid"; foldedTurns: number; summaryTokens: number }
-  | { type: "error"; kind: ModelErrorKind | "budget" | "tool" | "internal"; message: string; hint?: string }
+  | { type: "error"; kind: ModelErrorKind | "budget" | "tool" | "internal" | "max_steps" | "loop"; message: string; hint?: string }
   | {
       type: "turn_end";
       turn: number;

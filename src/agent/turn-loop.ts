@@ -20,6 +20,7 @@ import { BudgetExceededError } from "../prompt/budget-error.ts";
 import { finalAnswer } from "../memory/turn.ts";
 import { EventStream } from "./event-channel.ts";
 import type { AgentEvent, AnswerApproval, ApprovalDecision, TurnManifestSummary } from "./events.ts";
+import { RepeatedCalls, repeatedCallAnswer } from "./repeated-calls.ts";
 
 export type StopReason = NonNullable<Turn["stopReason"]>;
 
@@ -65,7 +66,7 @@ export interface TurnOutcome {
   /** Summed over the turn's model calls. */
   usage: Usage;
   steps: number;
-  error?: { kind: ModelErrorKind | "budget" | "internal"; message: string };
+  error?: { kind: ModelErrorKind | "budget" | "internal" | "max_steps" | "loop"; message: string };
 }
 
 const ZERO_USAGE: Usage = { input: 0, cached: 0, output: 0, reasoning: 0 };
@@ -74,6 +75,12 @@ const ZERO_USAGE: Usage = { input: 0, cached: 0, output: 0, reasoning: 0 };
 export function failedOutcome(turnNumber: number, userText: string, message: string): TurnOutcome {
   const turn: Turn = { turn: turnNumber, user: userText, items: [], stopReason: "error", usage: ZERO_USAGE };
   return { turn, stopReason: "error", usage: ZERO_USAGE, steps: 0, error: { kind: "internal", message } };
+}
+
+/** A repeated call's answer (./repeated-calls.ts): nothing ran. */
+function repeatedCallOutcome(call: ToolCallRequest, target: string, inARow: number): ToolCallOutcome {
+  const text = repeatedCallAnswer(call.name, inARow);
+  return { callId: call.callId, name: call.name, target, forModel: text, summary: `not run: the same call ${inARow} times in a row`, raw: text, isError: true, denied: false, durationMs: 0, locations: [] };
 }
 
 function addUsage(a: Usage, b: Usage): Usage {
@@ -194,6 +201,7 @@ async function loop(
   // Whether a tool output this turn came from outside valarmind (a file, a search, a command):
   // a memory change after it may be that content's doing, and the user is shown it.
   let readUntrusted = false;
+  const repeats = new RepeatedCalls();
 
   const finish = (stopReason: StopReason, error?: TurnOutcome["error"]): TurnOutcome => {
     turn.stopReason = stopReason;
@@ -280,8 +288,17 @@ async function loop(
     // calls in every later request while the turn is in the window (DeepSeek's thinking mode wants it).
     if (result.reasoning !== "") emit({ type: "memory_changed", records: [{ kind: "reasoning", turn: turnNumber, step, text: result.reasoning }] });
     for (const [index, call] of calls.entries()) {
-      emit({ type: "tool_call_start", callId: call.callId, name: call.name, target: deps.tools.target(call) });
-      const outcome = await deps.tools.run(call, { signal, ask });
+      const repeat = repeats.next(call, step);
+      if (repeat.kind === "stop") {
+        // Not run and not recorded: the transcript holds no call without its answer.
+        const message = `stopped: the model made the same ${call.name} call, with the same arguments, ${repeat.inARow} times in a row, after being told its result was already there; ask it to take another approach`;
+        emit({ type: "error", kind: "loop", message });
+        return finish("error", { kind: "loop", message });
+      }
+      const target = deps.tools.target(call);
+      emit({ type: "tool_call_start", callId: call.callId, name: call.name, target });
+      const outcome = repeat.kind === "refuse" ? repeatedCallOutcome(call, target, repeat.inARow) : await deps.tools.run(call, { signal, ask });
+      if (repeat.kind === "refuse") emit({ type: "notice", message: `the model made the same ${call.name} call ${repeat.inARow} times in a row; this one was not run, and the model was told to use the result it has` });
       const droppedNote =
         dropped > 0 && index === calls.length - 1
           ? `\n\n[valarmind: this response had ${result.calls.length} tool calls; only the first ${calls.length} ran, and the other ${dropped} were dropped without running. Call again for what is left, at most ${MAX_CALLS_PER_STEP} at a time.]`
@@ -316,6 +333,6 @@ async function loop(
     }
   }
   const message = `stopped after ${deps.maxSteps} model calls in one turn (maxStepsPerTurn); ask to continue if the work is not done`;
-  emit({ type: "error", kind: "internal", message });
-  return finish("max_steps");
+  emit({ type: "error", kind: "max_steps", message });
+  return finish("max_steps", { kind: "max_steps", message });
 }

@@ -780,28 +780,76 @@ describe("a model that loops", () => {
     ["the same invalid arguments", { name: "edit_file", arguments: "[]" }, "full-auto"],
   ];
   for (const [what, call, approvals] of loops) {
-    test(`${what} until maxStepsPerTurn: stop reason max_steps with a clear message, no hang, the next turn works`, async () => {
+    // Was: the same call ran in every step until maxStepsPerTurn (24 requests, each re-sending the turn).
+    test(`${what}: the third in a row is not run and the model is told; the fourth stops the turn (kind loop); the next turn works`, async () => {
       const { root } = await workspaces();
       server.setResponder(() => toolCallStream([call]));
-      const { session } = await openAgent(root, server, { settings: { approvals, maxStepsPerTurn: 5 } });
+      const { session } = await openAgent(root, server, { settings: { approvals, maxStepsPerTurn: 10 } });
       const turn = await runTurn(session, "do it");
-      expect(turn.stopReason).toBe("max_steps");
-      expect(server.requests).toHaveLength(5);
-      expect(errorEvents(turn.events).map((e) => e.message)).toEqual([
-        "stopped after 5 model calls in one turn (maxStepsPerTurn); ask to continue if the work is not done",
-      ]);
-      expect(toolEnds(turn.events)).toHaveLength(5);
+      expect(turn.stopReason).toBe("error");
+      expect(server.requests).toHaveLength(4);
+      const errors = errorEvents(turn.events);
+      expect(errors.map((e) => e.kind)).toEqual(["loop"]);
+      expect(errors[0]?.message).toContain(`the same ${call.name} call, with the same arguments, 4 times in a row`);
+      const notices = turn.events.filter((e) => e.type === "notice").map((e) => (e.type === "notice" ? e.message : ""));
+      expect(notices).toContain(`the model made the same ${call.name} call 3 times in a row; this one was not run, and the model was told to use the result it has`);
+      // Three answered calls; the third's answer says it was not run. The fourth was neither run nor recorded.
+      expect(toolEnds(turn.events)).toHaveLength(3);
       expect(toolEnds(turn.events).every((e) => e.isError)).toBe(true);
-      expect(recordsOf(session, "turn_end")).toEqual([expect.objectContaining({ stop_reason: "max_steps", steps: 5 })]);
+      const third = toolOutputsThisTurn(server.requests[3]?.body ?? {}).at(-1);
+      expect(third?.output).toContain(`Not run: this is the same ${call.name} call, with the same arguments, 3 times in a row`);
+      expect(recordsOf(session, "turn_end")).toEqual([expect.objectContaining({ stop_reason: "error", steps: 4 })]);
+      expect(recordsOf(session, "note")).toEqual([expect.objectContaining({ what: "error:loop" })]);
       expect(readFileSync(join(root, "src/a.ts"), "utf8")).toBe(ORIGINAL);
-      for (let i = 1; i < 5; i++) expectPairedCalls(i);
+      for (let i = 1; i < 4; i++) expectPairedCalls(i);
 
       server.setResponder(() => textStream("fine"));
       const next = await runTurn(session, "next turn please");
       expect(next.stopReason).toBe("completed");
       expect(next.text).toBe("fine");
-      expectPairedCalls(5);
-      expectValidTranscript(session, ["max_steps", "completed"]);
+      expectPairedCalls(4);
+      expectValidTranscript(session, ["error", "completed"]);
     });
   }
+
+  test("three identical calls in one response: the third is not run, the turn goes on; a different call in between starts the count again", async () => {
+    const { root } = await workspaces();
+    const read = { name: "read_file", arguments: { path: "src/a.ts" } };
+    let step = 0;
+    server.setResponder(() => {
+      step += 1;
+      if (step === 1) return toolCallStream([read, read, read]);
+      // Same call again after another one: no loop.
+      if (step === 2) return toolCallStream([{ name: "list_files", arguments: {} }]);
+      if (step === 3) return toolCallStream([read]);
+      return textStream("done");
+    });
+    const { session } = await openAgent(root, server, { settings: { approvals: "full-auto" } });
+    const turn = await runTurn(session, "read it");
+    expect(turn.stopReason).toBe("completed");
+    expect(errorEvents(turn.events)).toEqual([]);
+    const ends = toolEnds(turn.events);
+    expect(ends.map((e) => e.isError)).toEqual([false, false, true, false, false]);
+  });
+
+  test("varied calls until maxStepsPerTurn: stop reason max_steps, error kind max_steps with a clear message, the next turn works", async () => {
+    const { root } = await workspaces();
+    let n = 0;
+    server.setResponder(() => toolCallStream([{ name: "read_file", arguments: { path: `missing-${++n}.ts` } }]));
+    const { session } = await openAgent(root, server, { settings: { approvals: "full-auto", maxStepsPerTurn: 5 } });
+    const turn = await runTurn(session, "do it");
+    expect(turn.stopReason).toBe("max_steps");
+    expect(server.requests).toHaveLength(5);
+    // Was: kind "internal", as if valarmind had failed.
+    expect(errorEvents(turn.events).map((e) => [e.kind, e.message])).toEqual([
+      ["max_steps", "stopped after 5 model calls in one turn (maxStepsPerTurn); ask to continue if the work is not done"],
+    ]);
+    expect(recordsOf(session, "turn_end")).toEqual([expect.objectContaining({ stop_reason: "max_steps", steps: 5 })]);
+    for (let i = 1; i < 5; i++) expectPairedCalls(i);
+    server.setResponder(() => textStream("fine"));
+    const next = await runTurn(session, "next turn please");
+    expect(next.stopReason).toBe("completed");
+    expectPairedCalls(5);
+    expectValidTranscript(session, ["max_steps", "completed"]);
+  });
 });
