@@ -97,11 +97,43 @@ export function ensureValarmindDir(paths: WorkspacePaths, dir: string = paths.di
 }
 
 /**
+ * Refuses a symbolic link anywhere from `.valarmind/` down to `dir` (a session's directory, its
+ * `manifests/` or `outputs/`): a folder copied from elsewhere, or planted, can link out of the
+ * workspace, and what valarmind writes there (manifests, command output) would land wherever it
+ * points, what it reads would be another folder's. Paths above `.valarmind/` are the user's own.
+ */
+export function refuseLinksBelowValarmind(dir: string): void {
+  const parts = dir.split(sep);
+  const top = parts.lastIndexOf(".valarmind");
+  if (top === -1) return;
+  for (let end = top + 1; end <= parts.length; end++) {
+    const path = parts.slice(0, end).join(sep) || sep;
+    let info: ReturnType<typeof lstatSync>;
+    try {
+      info = lstatSync(path);
+    } catch {
+      return;
+    }
+    if (!info.isSymbolicLink()) continue;
+    let target = "";
+    try {
+      target = ` (to ${readlinkSync(path)})`;
+    } catch {
+      // The link's target is only for the message.
+    }
+    throw new ValarmindError(`${path} is a symbolic link${target}; valarmind keeps its private files only in real directories and neither reads nor writes through it`, {
+      hint: `Remove the link (rm ${JSON.stringify(path)}) — a copied folder or a cloned repository may have brought it — and retry.`,
+    });
+  }
+}
+
+/**
  * For writers that know only their own directory (manifests under a session's directory, a model
  * recording): creates it and any missing parents 0700. The `.valarmind/` above it was already
  * made private by ensureValarmindDir when the session started.
  */
 export function makePrivateDirs(dir: string): void {
+  refuseLinksBelowValarmind(dir);
   try {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   } catch (error) {

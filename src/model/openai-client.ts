@@ -7,6 +7,7 @@
  * event and the abort signal cuts it short (docs/adr/0020-own-retries-not-sdk.md). Only failures
  * before the stream starts are retried; once events flowed, a failure is reported, not replayed.
  */
+import { oneLine } from "../one-line.ts";
 import type OpenAI from "openai";
 import { describeError, ValarmindError } from "../errors.ts";
 import {
@@ -298,7 +299,7 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
 
   async function countInputTokens(request: ModelRequest, signal?: AbortSignal): Promise<number> {
     if (wire === "chat") {
-      throw new ValarmindError(`${baseURL} is used over Chat Completions (wireApi "chat"), which has no endpoint that counts input tokens`, {
+      throw new ValarmindError(`${shownBaseURL} is used over Chat Completions (wireApi "chat"), which has no endpoint that counts input tokens`, {
         hint: "Leave out --tokens api: the manifest's exact local counts need no server.",
       });
     }
@@ -313,8 +314,16 @@ export function createOpenAIClient(options: OpenAIClientOptions): ModelClient {
     };
     for (let retries = 0; ; retries++) {
       try {
-        const result = await client.responses.inputTokens.count(body, signal ? { signal } : {});
-        return result.input_tokens;
+        const result: unknown = await client.responses.inputTokens.count(body, signal ? { signal } : {});
+        const count = typeof result === "object" && result !== null && "input_tokens" in result ? result.input_tokens : undefined;
+        // A server's answer like any other: a count that is no count is not shown as one.
+        if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0) {
+          const got = count === undefined ? "no input_tokens" : `input_tokens ${oneLine(JSON.stringify(count) ?? String(count), 40)}`;
+          throw new ValarmindError(`${shownBaseURL}/responses/input_tokens answered ${got}, not a count of tokens`, {
+            hint: "The server does not count input tokens as the Responses API does; leave out --tokens api (the manifest's local counts are exact o200k counts).",
+          });
+        }
+        return count;
       } catch (error) {
         if (signal?.aborted) throw new ValarmindError(abortedError().message, { cause: error });
         const failure = classify(error, sdk, request.model, "/responses/input_tokens");

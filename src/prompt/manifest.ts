@@ -13,14 +13,14 @@ import { existsSync } from "node:fs";
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ErrorObject } from "ajv";
-import { makePrivateDirs } from "../config/valarmind-dir.ts";
+import { makePrivateDirs, refuseLinksBelowValarmind } from "../config/valarmind-dir.ts";
 import { describeError, ValarmindError } from "../errors.ts";
 import type { Usage } from "../model/types.ts";
 import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "../state/atomic-write.ts";
 // ajv (draft 2020-12 + formats), compiled ahead of time from manifest-schema.ts (manifest-validator-build.ts).
 import validate from "./generated/manifest-validator.js";
-import type { Manifest } from "./manifest-schema.ts";
+import { MANIFEST_VERSION, type Manifest } from "./manifest-schema.ts";
 
 export { manifestJsonSchema } from "./manifest-json-schema.ts";
 
@@ -30,7 +30,17 @@ function describe(errors: ErrorObject[] | null | undefined): string {
   return `${first.instancePath || "/"} ${first.message ?? first.keyword}`;
 }
 
+/** A manifest a newer valarmind wrote: fine, only not readable by this one. */
+export class NewerManifestError extends ValarmindError {}
+
 export async function validateManifest(value: unknown, where: string): Promise<Manifest> {
+  const version = typeof value === "object" && value !== null && "manifest_version" in value ? value.manifest_version : undefined;
+  if (typeof version === "number" && version > MANIFEST_VERSION) {
+    // Not damaged: a newer valarmind wrote it (a shared or synced folder). Nothing to delete.
+    throw new NewerManifestError(`${where}: written by a newer valarmind (manifest_version ${version}; this one reads ${MANIFEST_VERSION})`, {
+      hint: "Update valarmind to read it; the file is fine and is left as it is.",
+    });
+  }
   if (!validate(value)) {
     throw new ValarmindError(`${where}: invalid manifest: ${describe(validate.errors)}`, {
       hint: "Manifests are written by valarmind; if this file was edited, restore it or delete it.",
@@ -114,6 +124,8 @@ export function recordApiCount(path: string, tokens: number): Promise<Manifest> 
 /** Manifest files of a session, in call order. */
 export async function listManifestFiles(sessionDir: string): Promise<string[]> {
   const dir = manifestsDir(sessionDir);
+  // Another folder's manifests, through a link, are not this session's.
+  refuseLinksBelowValarmind(dir);
   if (!existsSync(dir)) return [];
   const keyed = (await readdir(dir)).flatMap((name) => {
     const m = /^(\d{4})-(\d{2})(?:-(.+))?\.json$/.exec(name);
@@ -124,7 +136,7 @@ export async function listManifestFiles(sessionDir: string): Promise<string[]> {
 }
 
 /** A manifest file as listed: its manifest, or what is wrong with it (one bad file never hides the others). */
-export type ManifestEntry = { path: string; manifest: Manifest } | { path: string; problem: string };
+export type ManifestEntry = { path: string; manifest: Manifest } | { path: string; problem: string; newer?: true };
 
 export async function readManifestEntries(sessionDir: string): Promise<ManifestEntry[]> {
   const files = await listManifestFiles(sessionDir);
@@ -134,7 +146,7 @@ export async function readManifestEntries(sessionDir: string): Promise<ManifestE
         return { path, manifest: await readManifest(path) };
       } catch (error) {
         if (!(error instanceof ValarmindError)) throw error;
-        return { path, problem: error.message };
+        return { path, problem: error.message, ...(error instanceof NewerManifestError && { newer: true as const }) };
       }
     }),
   );

@@ -63,6 +63,17 @@ export function terminalSafeDeep<T>(value: T): T {
   return value;
 }
 
+/**
+ * terminalSafeDeep for text laid out in rows (a table of manifest items): a line break or tab in
+ * a value is shown (␊, ␉), so a value can never start a line of its own that reads as the report's.
+ */
+export function terminalSafeRowsDeep<T>(value: T): T {
+  if (typeof value === "string") return terminalSafe(value).replace(/\n/g, "␊").replace(/\t/g, "␉") as T;
+  if (Array.isArray(value)) return value.map(terminalSafeRowsDeep) as T;
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [terminalSafeRowsDeep(k), terminalSafeRowsDeep(v)])) as T;
+  return value;
+}
+
 export function terminalSafeLiteral(text: string): string {
   return text.replace(CONTROL, showControl);
 }

@@ -29,12 +29,12 @@ import { pricesFor, type Prices } from "../../agent/session-cost.ts";
 import { createResultCollector, type ResultCollector } from "../../ui/print-result.ts";
 import type { ResultError } from "../../agent/headless-result.ts";
 import type { AgentEvent } from "../../agent/events.ts";
-import { withPipedInput } from "../../prompt/piped-input.ts";
-import { readStdin, stdinKind, stdinWaitMs } from "../piped-input.ts";
+import { stdinWaitMs } from "../piped-input.ts";
 import { readImageFlag } from "../image-flag.ts";
 import type { ImageFileAttachment } from "../../prompt/attachment-files.ts";
 import { decideTrust, ignoredSettingsMessage, shownSetting, trustQuestion } from "./workspace-trust.ts";
-import { customCommandsForRun, headlessCommandCall } from "./custom-commands-for-run.ts";
+import { customCommandsForRun } from "./custom-commands-for-run.ts";
+import { headlessMessage } from "./headless-message.ts";
 
 export const EXIT_INTERRUPTED = 130;
 /** 128 + the signal's number, as shells report a command a signal ended. */
@@ -72,32 +72,6 @@ interface HeadlessMessage {
   images?: ImageFileAttachment[];
   /** Said once the session is open: a pipe that sent nothing was left unread. */
   notices: string[];
-}
-
-/**
- * The turn's message: `-p -` reads it from standard input; `-p MESSAGE` appends what a pipe or a
- * redirected file holds (a terminal or /dev/null is not read; a silent pipe is waited on briefly).
- */
-async function readMessage(raw: string, waitMs: number): Promise<HeadlessMessage> {
-  if (raw === "-") {
-    const read = await readStdin("-p -: standard input");
-    const text = read.kind === "text" ? read.text : "";
-    if (text.trim() === "") throw new UsageError("-p -: standard input was empty", { hint: "Pipe the message into valarmind (echo 'fix the test' | valarmind chat -p -)." });
-    return { text, notices: [] };
-  }
-  if (raw.trim() === "") throw new UsageError("-p needs a non-empty MESSAGE", { hint: "Pass the message after -p, e.g. -p \"fix the failing test\"." });
-  const kind = stdinKind();
-  if (kind === "none") return { text: raw, notices: [] };
-  const read = await readStdin("piped standard input", kind === "pipe" ? { firstByteWaitMs: waitMs } : {});
-  if (read.kind === "silent") {
-    return {
-      text: raw,
-      notices: [
-        `standard input is a pipe that sent nothing in ${read.waitedMs} ms, so nothing was appended to the message. For a slow command in the pipe set VALARMIND_STDIN_WAIT_MS (e.g. 60000); when nothing is meant to be piped, start valarmind with </dev/null.`,
-      ],
-    };
-  }
-  return { text: read.text.trim() === "" ? raw : withPipedInput(raw, read.text), notices: [] };
 }
 
 /**
@@ -155,11 +129,8 @@ export async function runChat(opts: ChatOptions): Promise<number> {
       const waitMs = stdinWaitMs(process.env);
       const images = await Promise.all((opts.image ?? []).map(readImageFlag));
       const model = createModelClient({ settings: loaded.settings });
-      // `-p /NAME ARGS` and `-p -` reading "/NAME ARGS" both call a custom command.
-      const call = print === "-" ? undefined : await headlessCommandCall(root, opts.trust, print);
-      const read = await untilSignal(readMessage(call?.text ?? print, waitMs), run);
-      const piped = print === "-" ? await headlessCommandCall(root, opts.trust, read.text) : undefined;
-      const message = { ...read, text: piped?.text ?? read.text, notices: [...(call?.notices ?? []), ...(piped?.notices ?? []), ...read.notices], images };
+      const read = await untilSignal(headlessMessage(root, opts.trust, print, waitMs), run);
+      const message = { ...read, images };
       const stateNotices = await recoverState(root);
       return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices, run);
     });

@@ -18,6 +18,7 @@ import { APPROVAL_MODES, type ApprovalMode } from "../../tools/approvals.ts";
 import { renderStateView } from "../actions/state-view.ts";
 import { formatManifestReport } from "../manifest-reports/manifest-report.ts";
 import { makePaint } from "../manifest-reports/text-style.ts";
+import { terminalSafeRowsDeep } from "../../ui/terminal-safe-text.ts";
 
 const out = (title: string, lines: string[], isError = false): CommandOutput => ({ title, lines, ...(isError ? { isError } : {}) });
 
@@ -73,7 +74,8 @@ async function manifestCommand(session: AgentSession, args: string): Promise<Com
   const n = args.trim() === "" ? manifests.length : Number(args.trim());
   const chosen = Number.isInteger(n) ? manifests[n - 1] : undefined;
   if (!chosen) return out("manifest", [`no manifest ${args.trim()}: this session has ${manifests.length} (1–${manifests.length})`], true);
-  const text = formatManifestReport(chosen.manifest, { paint: makePaint(false), title: `${n}/${manifests.length} ${chosen.path}` });
+  // A line break in an item's text would start a row of its own (the panel makes the rest safe).
+  const text = formatManifestReport(terminalSafeRowsDeep(chosen.manifest), { paint: makePaint(false), title: `${n}/${manifests.length} ${chosen.path}` });
   return out(`manifest ${n}`, text.trimEnd().split("\n"));
 }
 

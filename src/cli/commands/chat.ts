@@ -64,7 +64,7 @@ export function registerChat(program: Command): void {
     .option("-m, --model <model>", "model to use (overrides config and VALARMIND_MODEL)")
     .option("--approvals <mode>", "approval mode: suggest | auto-edit | full-auto")
     .option("-y, --yes", "headless: allow file edits and shell commands without asking (same as --approvals full-auto)")
-    .option("--budget <tokens>", "MAX_CONTEXT_TOKENS for this run")
+    .option("--budget <tokens>", "MAX_CONTEXT_TOKENS for this run", once)
     .option("--reasoning-effort <effort>", "none | minimal | low | medium | high")
     .option("--verbose", "headless: show tool calls on stderr")
     .option("--trust", "trust this folder for this run: apply its project settings (.valarmind/config.json)")

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { parseBudgetFlag } from "../budget-flag.ts";
 import { UsageError } from "../../errors.ts";
+import { once } from "./once-option.ts";
 
 /** `valarmind prompt`: options only; the work is imported lazily from ../prompt/run-prompt.ts. */
 export function registerPrompt(program: Command): void {
@@ -13,10 +14,10 @@ export function registerPrompt(program: Command): void {
     .option("--show-prompt", "print the exact request body")
     .option("--all", "list every item, not groups")
     .option("--list", "list the manifests of the session's model calls")
-    .option("--show <n>", "show a past manifest: a number from --list, -1 for the latest, or TURN-STEP")
+    .option("--show <n>", "show a past manifest: a number from --list, -1 for the latest, or TURN-STEP", once)
     .option("--diff <manifests...>", "compare two past manifests: --diff A B")
-    .option("--session <id>", "the session to use (default: the latest)")
-    .option("--budget <n>", "token budget for this build (overrides maxContextTokens)")
+    .option("--session <id>", "the session to use (default: the latest)", once)
+    .option("--budget <n>", "token budget for this build (overrides maxContextTokens)", once)
     .option("--tokens <mode>", "how to count: local (exact o200k) or api (also ask POST /responses/input_tokens)", "local")
     .option("--no-context-files", "with --dry-run: read no instruction file (AGENTS.md, CLAUDE.md, VALARMIND.md, VALARMIND.local.md), as chat --no-context-files")
     .addHelpText("after", '\nExamples:\n  valarmind prompt --dry-run "fix the failing test"\n  valarmind prompt --dry-run "..." --show-prompt > request.json\n  valarmind prompt --list\n  valarmind prompt --diff -2 -1\n')

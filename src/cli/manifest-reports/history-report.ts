@@ -25,7 +25,7 @@ export function formatManifestList(sessionId: string, dir: string, list: Readonl
   out.push(paint("dim", `  ${padStart("#", 3)}  ${padEnd("call", 16)}  ${padEnd("time", 8)}  ${padStart("total", 7)} / ${padEnd("budget", 7)}  ${padStart("stable", 6)}  ${padStart("cached", 6)}  cut`));
   list.forEach((entry, index) => {
     if (!("manifest" in entry)) {
-      out.push(`  ${padStart(String(index + 1), 3)}  ${paint("yellow", "damaged, skipped")}  ${paint("dim", basename(entry.path))} (valarmind prompt --show ${index + 1} says why)`);
+      out.push(`  ${padStart(String(index + 1), 3)}  ${paint("yellow", "newer" in entry && entry.newer ? "newer version, skipped" : "damaged, skipped")}  ${paint("dim", basename(entry.path))} (valarmind prompt --show ${index + 1} says why)`);
       return;
     }
     const { path, manifest: m } = entry;

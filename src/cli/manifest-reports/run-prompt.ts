@@ -5,11 +5,12 @@
  * a repository and the model wrote (file names, details, contents): the reports clean it for the
  * terminal before adding their own colour, and the JSON forms escape what a terminal would act on.
  */
-import { relative } from "node:path";
-import { decideTrust } from "../actions/workspace-trust.ts";
-import { headlessCommandCall } from "../actions/custom-commands-for-run.ts";
+import { basename, relative } from "node:path";
+import { decideTrust, ignoredSettingsMessage } from "../actions/workspace-trust.ts";
+import { headlessMessage } from "../actions/headless-message.ts";
+import { stdinWaitMs } from "../piped-input.ts";
 import { findWorkspaceRoot, workspacePaths, type WorkspacePaths } from "../../config/paths.ts";
-import { loadSettings } from "../../config/load-settings.ts";
+import { resolveSettings } from "../../config/load-settings.ts";
 import type { Settings } from "../../config/settings-schema.ts";
 import { UsageError, ValarmindError } from "../../errors.ts";
 import type { FunctionToolSpec } from "../../model/types.ts";
@@ -20,7 +21,7 @@ import { findSession, latestSession, type SessionRef } from "../../session/trans
 import { formatManifestDiff, formatManifestList, type ListedManifest } from "./history-report.ts";
 import { formatManifestReport } from "./manifest-report.ts";
 import { colorEnabled, makePaint } from "./text-style.ts";
-import { terminalSafe, terminalSafeDeep } from "../../ui/terminal-safe-text.ts";
+import { terminalSafe, terminalSafeDeep, terminalSafeRowsDeep } from "../../ui/terminal-safe-text.ts";
 import { jsonForTerminal } from "../../ui/print-json.ts";
 
 export interface PromptOptions {
@@ -48,10 +49,10 @@ async function loadToolSpecs(settings: Settings): Promise<FunctionToolSpec[]> {
   return toolSpecs(settings);
 }
 
-async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOptions): Promise<number> {
+async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOptions, settingsNotes: string[]): Promise<number> {
   const tools = await loadToolSpecs(settings);
-  // As chat -p would send it: a custom command's expanded text (the same trust rules).
-  const called = opts.message === undefined ? undefined : await headlessCommandCall(paths.root, undefined, opts.message);
+  // As chat -p would send it: what a pipe holds appended, a custom command's expanded text (the same trust rules).
+  const called = opts.message === undefined ? undefined : await headlessMessage(paths.root, undefined, opts.message, stdinWaitMs(process.env));
   const next = await buildNextRequest({
     paths,
     settings,
@@ -62,7 +63,9 @@ async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOpt
     tools,
   });
   const manifest = next.manifest;
-  const notes = [...(called?.notices ?? []), ...next.notices];
+  const notes = [...settingsNotes, ...(called?.notices ?? []), ...next.notices];
+  // The machine-readable forms keep stdout to themselves: their notes go to stderr.
+  if (opts.json || opts.showPrompt) for (const note of notes) process.stderr.write(terminalSafe(`valarmind: ${note}\n`));
   if (opts.tokens === "api") {
     const { createModelClient } = await import("../../model/client-factory.ts");
     manifest.api_input_tokens = await createModelClient({ settings }).countInputTokens(next.request);
@@ -75,7 +78,7 @@ async function dryRun(paths: WorkspacePaths, settings: Settings, opts: PromptOpt
     write(`${jsonForTerminal(manifest, 2)}\n`);
   } else {
     notes.push(`token counts are exact o200k counts of each piece; the framing row estimates role markers${opts.tokens === "api" ? "" : " (--tokens api asks the API)"}`);
-    write(formatManifestReport(terminalSafeDeep(manifest), { paint: makePaint(colorEnabled()), title: "dry run — built offline, nothing sent or written", all: opts.all, notes: terminalSafeDeep(notes) }));
+    write(formatManifestReport(terminalSafeRowsDeep(manifest), { paint: makePaint(colorEnabled()), title: "dry run — built offline, nothing sent or written", all: opts.all, notes: terminalSafeDeep(notes) }));
   }
   return 0;
 }
@@ -100,7 +103,18 @@ function pick(list: readonly ManifestEntry[], selector: string): ListedManifest 
   if (index !== undefined) found = index < 0 ? list.at(index) : list[index - 1];
   else {
     const m = /^(\d+)[-·.](\d+)$/.exec(selector);
-    if (m) found = list.find((x) => "manifest" in x && x.manifest.turn === Number(m[1]) && x.manifest.step === Number(m[2]) && x.manifest.purpose === "turn");
+    // By file name (0012-01.json, a rebuilt step 0012-01-2.json), so a damaged one is found too.
+    const named = m ? list.filter((x) => turnStepOf(x.path) === `${Number(m[1])}-${Number(m[2])}`) : [];
+    if (named.length > 1) {
+      const numbers = named.map((x) => `${list.indexOf(x) + 1} (${basename(x.path)})`);
+      throw new UsageError(`manifest '${selector}' is ambiguous: turn ${m?.[1]} step ${m?.[2]} was built ${named.length} times, ${numbers.join(", ")}`, {
+        hint: "Pick one by its number from 'valarmind prompt --list'.",
+      });
+    }
+    found = named[0];
+  }
+  if (found && !("manifest" in found) && found.newer) {
+    throw new ValarmindError(`manifest ${selector} cannot be read: ${found.problem}`, { hint: "Update valarmind to read it; the file is fine and is left as it is." });
   }
   if (found && !("manifest" in found)) {
     throw new ValarmindError(`manifest ${selector} is damaged: ${found.problem}`, {
@@ -115,20 +129,26 @@ function pick(list: readonly ManifestEntry[], selector: string): ListedManifest 
   return found;
 }
 
+/** "12-1" for 0012-01.json and a rebuilt 0012-01-2.json; undefined for summary requests and other names. */
+function turnStepOf(path: string): string | undefined {
+  const m = /^(\d{4})-(\d{2})(?:-\d+)?\.json$/.exec(basename(path));
+  return m ? `${Number(m[1])}-${Number(m[2])}` : undefined;
+}
+
 async function history(paths: WorkspacePaths, opts: PromptOptions): Promise<number> {
   const ref = sessionFor(paths, opts.session);
   const list = await readManifestEntries(ref.dir);
   const paint = makePaint(colorEnabled());
   if (opts.list) {
-    for (const entry of list) if ("problem" in entry) process.stderr.write(terminalSafe(`valarmind: skipped a damaged manifest: ${entry.problem}\n`));
+    for (const entry of list) if ("problem" in entry) process.stderr.write(terminalSafe(`valarmind: skipped ${entry.newer ? "a manifest this valarmind cannot read" : "a damaged manifest"}: ${entry.problem}\n`));
     if (opts.json) write(`${jsonForTerminal(list.map((x) => ("manifest" in x ? { path: x.path, ...x.manifest } : { path: x.path, damaged: x.problem })), 2)}\n`);
-    else write(formatManifestList(ref.id, terminalSafe(relative(process.cwd(), ref.dir) || ref.dir), terminalSafeDeep(list), paint));
+    else write(formatManifestList(ref.id, terminalSafe(relative(process.cwd(), ref.dir) || ref.dir), terminalSafeRowsDeep(list), paint));
     return 0;
   }
   if (opts.show !== undefined) {
     const one = pick(list, opts.show);
     if (opts.json) write(`${jsonForTerminal(one.manifest, 2)}\n`);
-    else write(formatManifestReport(terminalSafeDeep(one.manifest), { paint, title: terminalSafe(relative(process.cwd(), one.path) || one.path), all: opts.all }));
+    else write(formatManifestReport(terminalSafeRowsDeep(one.manifest), { paint, title: terminalSafe(relative(process.cwd(), one.path) || one.path), all: opts.all }));
     return 0;
   }
   const [a, b] = opts.diff ?? [];
@@ -139,7 +159,7 @@ async function history(paths: WorkspacePaths, opts: PromptOptions): Promise<numb
   const right = pick(list, b);
   const diff = diffManifests(left.manifest, right.manifest);
   if (opts.json) write(`${jsonForTerminal(diff, 2)}\n`);
-  else write(formatManifestDiff(terminalSafeDeep(left), terminalSafeDeep(right), terminalSafeDeep(diff), paint));
+  else write(formatManifestDiff(terminalSafeRowsDeep(left), terminalSafeRowsDeep(right), terminalSafeRowsDeep(diff), paint));
   return 0;
 }
 
@@ -151,6 +171,9 @@ export async function runPrompt(opts: PromptOptions): Promise<number> {
   const paths = workspacePaths(findWorkspaceRoot());
   if (modes === 1) return history(paths, opts);
   // The request a chat would build here: project settings only as far as the folder is trusted.
-  const settings = loadSettings(paths.root, {}, { trusted: decideTrust(paths.root, undefined).trusted });
-  return dryRun(paths, settings, opts);
+  const loaded = resolveSettings(paths.root, {}, { trusted: decideTrust(paths.root, undefined).trusted });
+  const project = loaded.project;
+  // Said as chat says it: a clone's settings that this build leaves out.
+  const notes = project && !project.trusted && project.ignored.length > 0 ? [ignoredSettingsMessage(paths.root, project)] : [];
+  return dryRun(paths, loaded.settings, opts, notes);
 }
