@@ -309,6 +309,7 @@ export class AgentSession {
         return stream;
       },
       shrinkContext: () => foldOldestBlockOffline(this.memory, turn),
+      windowCallIds: () => this.memory.window.turns.flatMap((t) => t.items.flatMap((item) => (item.kind === "tool" ? [item.callId] : []))),
     };
 
     const recorder = new TurnRecorder(

@@ -58,6 +58,8 @@ export interface TurnLoopDeps {
    */
   shrinkContext(): Promise<NewRecord[] | undefined>;
   maxSteps: number;
+  /** Call ids the window's turns already use: every request replays them, so a new call must not repeat one. */
+  windowCallIds?: () => Iterable<string>;
 }
 
 export interface TurnOutcome {
@@ -75,6 +77,15 @@ const ZERO_USAGE: Usage = { input: 0, cached: 0, output: 0, reasoning: 0 };
 export function failedOutcome(turnNumber: number, userText: string, message: string): TurnOutcome {
   const turn: Turn = { turn: turnNumber, user: userText, items: [], stopReason: "error", usage: ZERO_USAGE };
   return { turn, stopReason: "error", usage: ZERO_USAGE, steps: 0, error: { kind: "internal", message } };
+}
+
+/** Longest tool name kept whole; a longer one (a 200 KB "name") names no tool, and is shown, recorded and replayed cut. */
+const MAX_TOOL_NAME_CHARS = 128;
+
+function plausibleName(name: string): string {
+  if (name.length <= MAX_TOOL_NAME_CHARS) return name;
+  const end = /[\ud800-\udbff]/.test(name.charAt(63)) ? 63 : 64;
+  return `${name.slice(0, end)}_cut_from_${name.length}_chars`;
 }
 
 /** A repeated call's answer (./repeated-calls.ts): nothing ran. */
@@ -202,6 +213,16 @@ async function loop(
   // a memory change after it may be that content's doing, and the user is shown it.
   let readUntrusted = false;
   const repeats = new RepeatedCalls();
+  // Some servers (llama.cpp- and vLLM-style proxies) name every call "call_0": a call id seen before
+  // in the window or this turn would pair two outputs with one id (400 "Duplicate
+  // function_call_output") and key one call's summary to another. Such a call is renamed, once.
+  const callIds = new Set(deps.windowCallIds?.() ?? []);
+  const uniqueCallId = (id: string): string => {
+    let unique = id;
+    for (let n = 2; callIds.has(unique); n++) unique = `${id}_${n}`;
+    callIds.add(unique);
+    return unique;
+  };
 
   const finish = (stopReason: StopReason, error?: TurnOutcome["error"]): TurnOutcome => {
     turn.stopReason = stopReason;
@@ -277,11 +298,19 @@ async function loop(
       // The answer shown is only its start: a script reading chat -p, and the user, must learn why.
       emit({ type: "notice", message: incompleteNotice(result.incompleteReason) });
     }
-    if (result.calls.length === 0) return finish(result.status === "incomplete" ? "incomplete" : "completed");
+    if (result.calls.length === 0) {
+      if (result.text.trim() === "" && result.status !== "incomplete") {
+        // `answer=$(valarmind chat -p …)` must not read "" (or an earlier preamble) as the answer.
+        const what = result.reasoning.trim() !== "" ? "only its reasoning, no answer" : "an empty answer";
+        const shown = items.some((item) => item.kind === "assistant" && item.text.trim() !== "") ? "; the text shown is what it wrote before its tool calls" : "";
+        emit({ type: "notice", message: `the model returned ${what}${shown}. Ask again or rephrase.` });
+      }
+      return finish(result.status === "incomplete" ? "incomplete" : "completed");
+    }
 
     // Past the bound, calls are dropped unrun (not even answered: 800 answers alone would overflow
     // the next request); the model is told with the last answer, the user with a notice.
-    const calls = result.calls.slice(0, MAX_CALLS_PER_STEP);
+    const calls = result.calls.slice(0, MAX_CALLS_PER_STEP).map((call) => ({ ...call, callId: uniqueCallId(call.callId), name: plausibleName(call.name) }));
     const dropped = result.calls.length - calls.length;
     if (dropped > 0) emit({ type: "notice", message: `the model sent ${result.calls.length} tool calls in one response; the first ${calls.length} ran, the other ${dropped} were dropped without running` });
     // Kept with the step's first call (and recorded before it): the chat wire sends it back with the

@@ -28,12 +28,25 @@ function condenseValue(value: unknown, keep: number): unknown {
   return value;
 }
 
-/** A tool call's argument JSON with strings over `keep` characters cut; unparsable JSON is cut as text. */
+/**
+ * A tool call's argument JSON with strings over `keep` characters cut; unparsable JSON is cut as
+ * text, and so is JSON still longer than `keep` (and a little) once its strings are cut (an array of
+ * 60,000 small numbers, 10,000 keys: no string to cut, yet a request over any budget).
+ */
 export function condenseToolArguments(argumentsJson: string, keep = ARGUMENT_KEEP_CHARS): string {
   if (argumentsJson.length <= keep) return argumentsJson;
+  const cap = keep + 256;
+  let condensed: string;
   try {
-    return JSON.stringify(condenseValue(JSON.parse(argumentsJson), keep));
+    condensed = JSON.stringify(condenseValue(JSON.parse(argumentsJson), keep));
   } catch {
-    return `${argumentsJson.slice(0, keep)}…`;
+    return `${cutText(argumentsJson, keep)}…`;
   }
+  return condensed.length <= cap ? condensed : `${cutText(condensed, cap)}…[${argumentsJson.length} characters of arguments in all; not repeated]`;
+}
+
+/** The first `n` characters, never half of a surrogate pair. */
+function cutText(text: string, n: number): string {
+  const end = /[\ud800-\udbff]/.test(text.charAt(n - 1)) ? n - 1 : n;
+  return text.slice(0, end);
 }

@@ -43,30 +43,49 @@ function valueAt(args: unknown, pointer: string): unknown {
   return at;
 }
 
+/** At most 80 characters of a value as JSON, however large or deep it is (a model's arguments are anything). */
 function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = boundedJson(value, 81, 0);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/** JSON of `value`, stopped once `room` characters are written or 32 levels deep. */
+function boundedJson(value: unknown, room: number, depth: number): string {
+  if (typeof value === "string") return JSON.stringify(value.length > room ? value.slice(0, room) : value);
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? String(value);
+  if (depth >= 32) return Array.isArray(value) ? "[…]" : "{…}";
+  const entries = Array.isArray(value) ? value.map((item): [string | undefined, unknown] => [undefined, item]) : Object.entries(value);
+  let out = Array.isArray(value) ? "[" : "{";
+  for (const [index, [key, item]] of entries.entries()) {
+    if (out.length >= room) return `${out}…`;
+    out += `${index > 0 ? "," : ""}${key === undefined ? "" : `${JSON.stringify(key)}:`}${boundedJson(item, room - out.length, depth + 1)}`;
+  }
+  return `${out}${Array.isArray(value) ? "]" : "}"}`;
+}
+
+/** Problems listed to the model at most; a call with 12,000 unknown fields is told the first ones and the count. */
+const MAX_PROBLEMS = 10;
+
 function describeSchemaError(error: ErrorObject, args: unknown): string {
   const params = error.params as Record<string, unknown>;
-  const got = ` (got ${preview(valueAt(args, error.instancePath))})`;
+  // Only the messages that show it compute it: one preview per error made 12,000 errors quadratic.
+  const got = () => ` (got ${preview(valueAt(args, error.instancePath))})`;
   switch (error.keyword) {
     case "required":
       return `${field(error)} is required but missing`;
     case "additionalProperties":
       return `"${String(params.additionalProperty)}" is not a parameter of this tool`;
     case "type":
-      return `${field(error)} must be ${String(params.type).replace(",", " or ")}${got}`;
+      return `${field(error)} must be ${String(params.type).replace(",", " or ")}${got()}`;
     case "enum":
-      return `${field(error)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}${got}`;
+      return `${field(error)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}${got()}`;
     case "minimum":
     case "maximum":
-      return `${field(error)} must be ${error.keyword === "minimum" ? ">=" : "<="} ${String(params.limit)}${got}`;
+      return `${field(error)} must be ${error.keyword === "minimum" ? ">=" : "<="} ${String(params.limit)}${got()}`;
     case "minLength":
       return `${field(error)} must not be empty`;
     default:
-      return `${field(error)} ${error.message ?? error.keyword}${got}`;
+      return `${field(error)} ${error.message ?? error.keyword}${got()}`;
   }
 }
 
@@ -101,8 +120,10 @@ export async function parseArguments(toolName: string, schema: Record<string, un
   }
   const validate = await validatorFor(schema);
   if (!validate(parsed)) {
-    const problems = [...new Set((validate.errors ?? []).map((e) => describeSchemaError(e, parsed)))];
-    return { ok: false, message: `Invalid arguments for ${toolName}: ${problems.join("; ")}. ${retry}` };
+    const errors = validate.errors ?? [];
+    const problems = [...new Set(errors.slice(0, MAX_PROBLEMS * 4).map((e) => describeSchemaError(e, parsed)))].slice(0, MAX_PROBLEMS);
+    const more = problems.length === MAX_PROBLEMS && errors.length > MAX_PROBLEMS ? ` (${errors.length} problems in all; the first ${MAX_PROBLEMS} shown)` : "";
+    return { ok: false, message: `Invalid arguments for ${toolName}: ${problems.join("; ")}${more}. ${retry}` };
   }
   return { ok: true, args: dropNulls(parsed as Record<string, unknown>) };
 }
