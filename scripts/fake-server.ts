@@ -78,19 +78,26 @@ function echo(body: Record<string, unknown>): string {
   return `Tool results:\n${lines.join("\n")}`;
 }
 
-const server = startFakeResponsesServer({
-  port,
-  onRequest(request) {
-    if (!quiet) process.stderr.write(`fake-server: ${describe(request)}\n`);
-    if (logFile) appendFileSync(logFile, `${JSON.stringify({ path: request.path, index: request.index, body: request.body })}\n`);
-  },
-  async responder(body, index) {
-    const usage = await simulateUsage(body);
-    const entry = script[index];
-    const answer = entry ? scriptLineToResponse(entry, body, usage) : textStream(echo(body), { request: body, usage });
-    return answer.kind === "stream" && frameDelayMs > 0 ? { ...answer, frameDelayMs } : answer;
-  },
-});
+let server: ReturnType<typeof startFakeResponsesServer>;
+try {
+  server = startFakeResponsesServer({
+    port,
+    onRequest(request) {
+      if (!quiet) process.stderr.write(`fake-server: ${describe(request)}\n`);
+      if (logFile) appendFileSync(logFile, `${JSON.stringify({ path: request.path, index: request.index, body: request.body })}\n`);
+    },
+    async responder(body, index) {
+      const usage = await simulateUsage(body);
+      const entry = script[index];
+      const answer = entry ? scriptLineToResponse(entry, body, usage) : textStream(echo(body), { request: body, usage });
+      return answer.kind === "stream" && frameDelayMs > 0 ? { ...answer, frameDelayMs } : answer;
+    },
+  });
+} catch (error) {
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
+  if (code === "EADDRINUSE" || /in use/i.test(String(error))) fail(`--port ${port}: in use; pick another port, or --port 0 for a free one`);
+  fail(`cannot listen on 127.0.0.1:${port}: ${error instanceof Error ? error.message : String(error)}`);
+}
 
 process.stdout.write(`${server.baseURL}\n`);
 

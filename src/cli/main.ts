@@ -38,7 +38,7 @@ program
 
 program.hook("preAction", (thisCommand) => {
   const dir = thisCommand.opts<{ cwd?: string }>().cwd;
-  if (dir === undefined) return;
+  if (dir === undefined) return requireCurrentDirectory();
   try {
     process.chdir(dir);
   } catch (error) {
@@ -47,6 +47,15 @@ program.hook("preAction", (thisCommand) => {
     throw new UsageError(`-C ${dir}: cannot change into it (${why})`, { hint: "Pass an existing directory to -C / --cwd." });
   }
 });
+
+/** A shell left in a directory that was removed: said as what it is, not as a stack trace. */
+function requireCurrentDirectory(): void {
+  try {
+    process.cwd();
+  } catch {
+    throw new UsageError("the current directory no longer exists (it was removed or renamed)", { hint: "cd into an existing directory, or pass -C DIR, and run the command again." });
+  }
+}
 
 registerInit(program);
 registerState(program);

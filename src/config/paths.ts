@@ -1,5 +1,5 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
+import { homeDir } from "./home-dir.ts";
 import { dirname, join, resolve } from "node:path";
 import { UsageError } from "../errors.ts";
 
@@ -72,7 +72,8 @@ function isDir(path: string): boolean {
  */
 export function findWorkspaceRoot(start: string = process.cwd(), options: { home?: string } = {}): string {
   const from = realOrResolved(start);
-  const home = realOrResolved(options.home ?? homedir());
+  const knownHome = options.home ?? homeDir();
+  const home = knownHome === undefined ? undefined : realOrResolved(knownHome);
   // $HOME and / are never a workspace unless `valarmind init` ran there.
   const isGuardedDir = (dir: string): boolean => dir === dirname(dir) || dir === home;
   let dir = from;

@@ -7,7 +7,7 @@
  */
 import type { NoticeCode } from "../agent/events.ts";
 import type { Settings } from "../config/settings-schema.ts";
-import { homedir } from "node:os";
+import { homeDir } from "../config/home-dir.ts";
 import { storedTrust } from "../config/folder-trust.ts";
 import type { Tool } from "../tools/types.ts";
 import { trace } from "../trace.ts";
@@ -52,7 +52,7 @@ export async function startMcpServers(settings: McpSettings, root: string, signa
     // A server started in an untrusted clone would read the clone's own files as its setup:
     // bunfig.toml preloads and .env for `bun`, node_modules/.bin and .npmrc for `npx`, a module
     // of the same name for `python -m`. The user's servers start there only once it is trusted.
-    cwd: trusted ? root : homedir(),
+    cwd: trusted ? root : (homeDir() ?? "/"),
     count,
     // Tool definitions ride on every request: MCP tools may take at most a quarter of its budget,
     // and less when the core rules and built-in tools leave less room (tool-budget.ts).

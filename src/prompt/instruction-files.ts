@@ -17,7 +17,7 @@
  */
 import { constants, realpathSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
-import { homedir } from "node:os";
+import { homeDir } from "../config/home-dir.ts";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { userConfigDir } from "../config/user-config-dir.ts";
@@ -110,8 +110,8 @@ const ZERO_WIDTH = /[\u200B\u2060-\u2064\uFEFF]/g;
 
 /** `~/.config/valarmind/AGENTS.md`: the user's path as they would write it (also stable across machines' user names). */
 function shownUserPath(abs: string): string {
-  const home = homedir();
-  return abs === home || abs.startsWith(home + sep) ? `~${abs.slice(home.length)}` : abs;
+  const home = homeDir();
+  return home !== undefined && (abs === home || abs.startsWith(home + sep)) ? `~${abs.slice(home.length)}` : abs;
 }
 
 /** The user's own AGENTS.md: followed through symlinks (it is theirs), but a regular text file under the cap. */

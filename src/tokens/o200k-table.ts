@@ -6,7 +6,7 @@
  * foreign file, which is rebuilt. See docs/adr/0004-fast-exact-token-counts.md.
  */
 import { mkdir, rename, rm } from "node:fs/promises";
-import { homedir } from "node:os";
+import { xdgBaseDir } from "../config/home-dir.ts";
 import { dirname, join } from "node:path";
 // Static imports, so `bun build --compile` embeds the ranks: from source this is the file's path in
 // node_modules, in the single executable a path inside it (docs/adr/0080-package-and-single-binary.md).
@@ -149,8 +149,7 @@ export function parseRankTable(buffer: ArrayBuffer): RankTable | undefined {
 export function tokenizerCacheDir(): string {
   const override = process.env.VALARMIND_CACHE_DIR;
   if (override) return override;
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
-  return join(base, "valarmind");
+  return join(xdgBaseDir("XDG_CACHE_HOME", ".cache"), "valarmind");
 }
 
 export async function o200kSource(): Promise<RankTableSource> {

@@ -244,7 +244,8 @@ export function startFakeResponsesServer(options: FakeResponsesServerOptions = {
   }
 
   // development: false keeps Bun from printing the deliberate connection resets of cut streams.
-  const server = Bun.serve({ hostname: "127.0.0.1", port: options.port ?? 0, development: false, fetch: handle });
+  // reusePort: false, so a second server on a taken port fails instead of sharing its requests.
+  const server = Bun.serve({ hostname: "127.0.0.1", port: options.port ?? 0, reusePort: false, development: false, fetch: handle });
   const port = server.port ?? 0;
   const url = `http://127.0.0.1:${port}`;
 
