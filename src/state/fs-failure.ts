@@ -28,9 +28,11 @@ export function fileSystemFailure(error: unknown, action: "write" | "read", file
   if (reason === undefined) return undefined;
   return new ValarmindError(`cannot ${action} ${file}: ${reason}`, {
     hint:
-      action === "write"
-        ? `Check that you can write to ${dirname(file)} (its permissions, a read-only mount, free disk space); nothing was changed.`
-        : `Check that ${file} exists and that you can read it.`,
+      code === "EISDIR"
+        ? `A directory is where valarmind keeps this file: move or remove ${file}, then run the command again.`
+        : action === "write"
+          ? `Check that you can write to ${dirname(file)} (its permissions, a read-only mount, free disk space); nothing was changed.`
+          : `Check that ${file} exists and that you can read it.`,
     cause: error,
   });
 }

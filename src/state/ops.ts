@@ -21,8 +21,14 @@ export interface TaskFields {
 
 const SHOW_HINT = "Run 'valarmind state show' to see the ids.";
 
+/** Longest value a change line quotes whole: a 1 MB `now` replaced was printed (and told to the model) whole. */
+const QUOTE_CHARS = 200;
+
 function quote(text: string): string {
-  return text === "" ? "(empty)" : JSON.stringify(text);
+  if (text === "") return "(empty)";
+  if (text.length <= QUOTE_CHARS) return JSON.stringify(text);
+  const end = /[\ud800-\udbff]/.test(text.charAt(QUOTE_CHARS - 1)) ? QUOTE_CHARS - 1 : QUOTE_CHARS;
+  return `${JSON.stringify(text.slice(0, end))}… (${text.length} characters)`;
 }
 
 function requireText(what: string, text: string): string {
@@ -57,7 +63,8 @@ function nextNumber(ids: readonly string[], prefix: string): bigint {
 /** Accepts `T-3`, `t-3` or `3` for a task; `B-2`, `b-2` or `2` for a blocker. */
 export function normalizeId(prefix: "T-" | "B-" | "ADR-", raw: string): string {
   const text = raw.trim().toUpperCase();
-  if (/^[0-9]+$/.test(text)) return prefix === "ADR-" ? `ADR-${text.padStart(4, "0")}` : `${prefix}${Number(text)}`;
+  // Leading zeros dropped as text: Number() rounds past 2^53 (9007199254740993 named …992, another task).
+  if (/^[0-9]+$/.test(text)) return prefix === "ADR-" ? `ADR-${text.padStart(4, "0")}` : `${prefix}${text.replace(/^0+(?=\d)/, "")}`;
   return text;
 }
 
@@ -68,7 +75,9 @@ export function isTaskStatus(value: string): value is TaskStatus {
 function findTask(state: WorkingState, rawId: string): { task: Task; index: number } {
   const id = normalizeId("T-", rawId);
   if (!/^T-[0-9]+$/.test(id)) throw new UsageError(`${quote(rawId)} is not a task id`, { hint: `Use a task id like T-3 or 3. ${SHOW_HINT}` });
-  const index = state.tasks_open.findIndex((t) => t.id === id);
+  // Two tasks with one id (a merge of two state.json files): the one not done yet is the one meant.
+  const notDone = state.tasks_open.findIndex((t) => t.id === id && t.status !== "done");
+  const index = notDone !== -1 ? notDone : state.tasks_open.findIndex((t) => t.id === id);
   const task = state.tasks_open[index];
   if (!task) throw new UsageError(`no task with id ${id} in the working state`, { hint: SHOW_HINT });
   return { task, index };
@@ -80,11 +89,13 @@ function replaceTask(state: WorkingState, index: number, task: Task): Task[] {
 
 export function setGoal(state: WorkingState, text: string): OpResult {
   const goal = text.trim();
+  if (goal === state.goal) return { state, change: `goal: unchanged (${quote(goal)})` };
   return { state: { ...state, goal }, change: `goal: ${quote(state.goal)} → ${quote(goal)}` };
 }
 
 export function setNow(state: WorkingState, text: string): OpResult {
   const now = text.trim();
+  if (now === state.now) return { state, change: `now: unchanged (${quote(now)})` };
   return { state: { ...state, now }, change: `now: ${quote(state.now)} → ${quote(now)}` };
 }
 
@@ -226,10 +237,11 @@ export function clearBlocker(state: WorkingState, rawId: string, at: Date = new 
 export function setConvention(state: WorkingState, key: string, value: string): OpResult {
   const name = requireText("a convention's name", key);
   // The schema's rule for names: one line (a pasted line break is the user's slip, not a bug).
-  if (/[\r\n]/.test(name)) throw new UsageError(`a convention's name is one line; ${quote(name)} holds a line break`, { hint: "Give the name without the line break, e.g. 'lint'." });
+  if (/[\r\n\u2028\u2029]/.test(name)) throw new UsageError(`a convention's name is one line; ${quote(name)} holds a line break`, { hint: "Give the name without the line break, e.g. 'lint'." });
   const rule = value.trim();
   // Own properties only: a convention named "constructor" or "__proto__" has no inherited "previous value".
   const before = Object.hasOwn(state.conventions, name) ? state.conventions[name] : undefined;
+  if (before === rule) return { state, change: `convention ${name}: unchanged (${quote(rule)})` };
   return {
     state: { ...state, conventions: { ...state.conventions, [name]: rule } },
     change: before === undefined ? `convention ${name}: set to ${quote(rule)}` : `convention ${name}: ${quote(before)} → ${quote(rule)}`,

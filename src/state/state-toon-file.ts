@@ -4,7 +4,8 @@
  * The file is redacted like every file valarmind writes (a state.json from an older valarmind may
  * still hold a secret); the projection handed back is not.
  */
-import { basename } from "node:path";
+import { lstat, readdir, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { ValarmindError } from "../errors.ts";
 import { readConfined } from "../tools/confined-file.ts";
 import { redactSecrets } from "../secrets/redact-secrets.ts";
@@ -37,8 +38,39 @@ export async function syncStateToon(file: string, state: WorkingState, options: 
   const previous = await readPreviousToon(file);
   const status: StateToonStatus = previous === undefined ? "missing" : previous === text ? "fresh" : "stale";
   const written = options.check !== true && status !== "fresh";
-  if (written) await writeFileAtomic(file, text);
+  if (written) {
+    await writeFileAtomic(file, text);
+    await removeDeadWritersTemps(file);
+  }
   return { encoded, status, written };
+}
+
+/**
+ * Temp files of writers killed before their rename (`state.toon.tmp-<pid>-<random>`): removed once
+ * their process is gone. A live writer's (another valarmind compacting now) is left alone; regular
+ * files only (a directory of that name is not ours to touch).
+ */
+async function removeDeadWritersTemps(file: string): Promise<void> {
+  const dir = dirname(file);
+  const prefix = `${basename(file)}.tmp-`;
+  const names = await readdir(dir).catch((): string[] => []);
+  for (const name of names) {
+    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+    if (!name.startsWith(prefix) || !Number.isSafeInteger(pid) || pid === process.pid || processAlive(pid)) continue;
+    const path = join(dir, name);
+    const info = await lstat(path).catch(() => undefined);
+    if (info?.isFile() === true) await rm(path, { force: true }).catch(() => undefined);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return (error as { code?: unknown }).code === "EPERM";
+  }
 }
 
 /** More than any projection: a bigger file is not one valarmind wrote. */

@@ -13,13 +13,13 @@
  *   validation, so the file stays schema-valid), and the store hands back the state as written.
  */
 import { nonRegularFile } from "../config/non-regular-file.ts";
-import { readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { WorkspacePaths } from "../config/paths.ts";
 import { ensureValarmindDir } from "../config/valarmind-dir.ts";
 import { describeError, UsageError, ValarmindError } from "../errors.ts";
 import { errnoCode, fileSystemFailure } from "./fs-failure.ts";
-import { redactSecretsInJson } from "../secrets/redact-secrets.ts";
+import { redactSecrets, redactSecretsInJson } from "../secrets/redact-secrets.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { acquireLock, type LockOptions } from "./lock.ts";
 import { replaceLoneSurrogates } from "./lone-surrogates.ts";
@@ -178,6 +178,7 @@ export class FileStateStore implements StateStore {
       const mustWrite = state !== current || loaded.kind !== "ok" || loaded.migrated.length > 0 || loaded.repaired.length > 0;
       if (!mustWrite) return { state, change, written: false, notices };
       const stamped = stampForWrite(state, this.clock(), this.paths.stateJson);
+      const told = holdsSecret(state) ? `${redactSecrets(change)}\n  (what looked like a secret was written as [redacted:…]; ${this.paths.stateJson} never holds one)` : change;
       await writeFileAtomic(this.paths.stateJson, serializeState(stamped), () => {
         if (lock.compromised()) {
           throw new ValarmindError(`lost the lock on ${this.paths.stateJson} while writing; nothing was written`, {
@@ -185,7 +186,7 @@ export class FileStateStore implements StateStore {
           });
         }
       });
-      return { state: stamped, change, written: true, notices };
+      return { state: stamped, change: told, written: true, notices };
     } finally {
       await lock.release();
     }
@@ -202,7 +203,8 @@ export class FileStateStore implements StateStore {
     let raw: string;
     try {
       // A FIFO, socket or device shipped in its place would block the read forever (or never end).
-      const info = await stat(file);
+      // lstat: a link would show (and send the model) whatever file it points to, outside the workspace too.
+      const info = await lstat(file);
       // (A directory fails the read below with its own clear error.)
       const special = info.isDirectory() ? undefined : nonRegularFile(info);
       if (special !== undefined) return { kind: "bad", raw: "", reason: `not a regular file (${special}), so it was not read` };
@@ -233,7 +235,11 @@ export class FileStateStore implements StateStore {
   private async removeLeftoverTemps(): Promise<void> {
     const prefix = `${basename(this.paths.stateJson)}.tmp-`;
     const names = await readdir(this.paths.memoryDir);
-    await Promise.all(names.filter((n) => n.startsWith(prefix)).map((n) => rm(join(this.paths.memoryDir, n), { force: true })));
+    // Regular files only: a directory of that name (a clone can ship one) made every change fail.
+    const leftovers = await Promise.all(
+      names.filter((n) => n.startsWith(prefix)).map(async (n) => ((await lstat(join(this.paths.memoryDir, n)).catch(() => undefined))?.isFile() === true ? n : undefined)),
+    );
+    await Promise.all(leftovers.flatMap((n) => (n === undefined ? [] : [rm(join(this.paths.memoryDir, n), { force: true })])));
   }
 }
 
@@ -292,9 +298,20 @@ export function parseStateText(raw: string, file: string, migrations: readonly M
   return { kind: "ok", state: checked.state, raw, migrated: outcome.kind === "migrated" ? outcome.steps : [], repaired: surrogates.found };
 }
 
+/** Every string redacted, convention names too (they are object keys, which the JSON redaction leaves). */
+function redactState(state: WorkingState): WorkingState {
+  const conventions = Object.fromEntries(Object.entries(state.conventions).map(([name, rule]) => [redactSecrets(name), rule]));
+  return redactSecretsInJson({ ...state, conventions });
+}
+
+/** Whether writing `state` redacts something in it: the change line then says so (it showed the token). */
+function holdsSecret(state: WorkingState): boolean {
+  return JSON.stringify(redactState(state)) !== JSON.stringify(state);
+}
+
 /** Stamps, redacts and validates a state about to be written; an invalid one is a bug and is refused. */
 export function stampForWrite(state: WorkingState, at: Date, label: string): WorkingState {
-  const stamped: WorkingState = redactSecretsInJson({ ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: at.toISOString() });
+  const stamped: WorkingState = redactState({ ...state, schema_version: STATE_SCHEMA_VERSION, updated_at: at.toISOString() });
   const checked = validateState(stamped, label);
   if (!checked.ok) {
     throw new ValarmindError(`refusing to write an invalid state (nothing was written):\n  ${checked.errors.join("\n  ")}`, {

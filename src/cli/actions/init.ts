@@ -3,6 +3,7 @@
  * valarmind's own generated files (the schema), never overwrites a user's file, and appends only
  * the missing lines to .gitignore.
  */
+import { terminalSafe } from "../../ui/terminal-safe-text.ts";
 import { realpathSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -107,7 +108,7 @@ export async function runInit(root: string, options: { here?: boolean } = {}): P
   lines.push(await ensureSchema(paths));
   const store = createStateStore(paths);
   const ensured = await store.ensure();
-  for (const notice of ensured.notices) process.stderr.write(`valarmind: ${notice}\n`);
+  for (const notice of ensured.notices) process.stderr.write(terminalSafe(`valarmind: ${notice}\n`));
   const stateName = relative(root, paths.stateJson);
   lines.push(ensured.created ? `created ${stateName} (empty working state)` : `kept ${stateName} (valid)`);
   // state.toon is derived, but `compact --check` (CI, a pre-commit hook) expects it right after init.

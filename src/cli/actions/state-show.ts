@@ -27,7 +27,7 @@ export async function runStateShow(opts: { json?: boolean; toon?: boolean; all?:
     const { encodeStateToon } = await import("../../state/toon.ts");
     const encoded = await encodeStateToon(read.state);
     process.stdout.write(`${process.stdout.isTTY ? terminalSafe(encoded.toon) : encoded.toon}\n`);
-    if (encoded.omitted.length > 0) process.stderr.write(`valarmind: left out to fit: ${encoded.omitted.join(", ")}\n`);
+    if (encoded.omitted.length > 0) process.stderr.write(terminalSafe(`valarmind: left out to fit: ${encoded.omitted.join(", ")}\n`));
     return;
   }
   // The file's path for the file store; the server (without credentials) for a shared one.

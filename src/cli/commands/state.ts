@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { UsageError } from "../../errors.ts";
 import { once } from "./once-option.ts";
 import type { StateRequest } from "../actions/state-change.ts";
 
@@ -51,31 +52,35 @@ export function registerState(program: Command): void {
     .command("add")
     .description("add a task")
     .argument("<title...>", "what the task is")
-    .option("--status <status>", "open, in_progress, blocked or done", "open")
+    // No commander default: `once` sees a default as a first value given.
+    .option("--status <status>", "open, in_progress, blocked or done (default: open)", once)
     .option("--note <note>", "a note: progress, context", once)
     .option("--file <path>", "a file the task touches (repeatable)", collect)
-    .action((title: string[], opts: { status: string; note?: string; file?: string[] }) =>
-      change({ kind: "task-add", title: words(title), status: opts.status, note: opts.note, files: opts.file }),
+    .action((title: string[], opts: { status?: string; note?: string; file?: string[] }) =>
+      change({ kind: "task-add", title: words(title), status: opts.status ?? "open", note: opts.note, files: opts.file }),
     );
   task
     .command("update")
     .description("change a task's title, status, note or files")
     .argument("<id>", "task id (T-3 or 3)")
     .option("--title <title>", "new title", once)
-    .option("--status <status>", "open, in_progress, blocked or done")
+    .option("--status <status>", "open, in_progress, blocked or done", once)
     .option("--note <note>", "new note ('' clears it)", once)
     .option("--file <path>", "replace the task's files (repeatable)", collect)
     .option("--no-files", "remove the task's files")
-    .action((id: string, opts: { title?: string; status?: string; note?: string; file?: string[]; files?: boolean }) =>
-      change({
+    .action((id: string, opts: { title?: string; status?: string; note?: string; file?: string[]; files?: boolean }) => {
+      if (opts.files === false && opts.file !== undefined) {
+        throw new UsageError("--file and --no-files contradict each other", { hint: "Pass --file PATH (repeatable) to replace the task's files, or --no-files to remove them all." });
+      }
+      return change({
         kind: "task-update",
         id,
         title: opts.title,
         status: opts.status,
         note: opts.note,
         files: opts.files === false ? [] : opts.file,
-      }),
-    );
+      });
+    });
   task
     .command("done")
     .description("mark a task done (clears the blockers tied to it)")
@@ -93,7 +98,7 @@ export function registerState(program: Command): void {
     .command("add")
     .description("record a blocker")
     .argument("<text...>", "what blocks progress")
-    .option("--task <id>", "the task it blocks (marks it blocked)")
+    .option("--task <id>", "the task it blocks (marks it blocked)", once)
     .action((text: string[], opts: { task?: string }) => change({ kind: "blocker-add", text: words(text), task: opts.task }));
   blocker
     .command("clear")
