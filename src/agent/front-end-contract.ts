@@ -56,7 +56,9 @@ export interface SessionListing {
 /** A turn of the session's earlier conversation, as a front end shows it after a resume. */
 export interface EarlierTurn {
   turn: number;
+  /** The user's words as typed; `added` names what the message carried besides ("README.md attached"). */
   user: string;
+  added?: string[];
   /** What the model wrote and the tools it called, in order; `target` as `tool_call_start` names it. */
   steps: Array<{ kind: "text"; text: string } | { kind: "tool"; callId: string; name: string; target: string; summary: string; isError: boolean; denied: boolean }>;
   stopReason?: "completed" | "incomplete" | "error" | "aborted" | "max_steps";

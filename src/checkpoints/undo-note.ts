@@ -35,10 +35,13 @@ function sentence(event: FileRewind): string {
     : `/redo wrote the files of turn ${event.of_turn} again as that turn left them (${files}).`;
 }
 
+/** How the note starts, for a reader that shows the user's words without it. */
+export const UNDO_NOTE_START = "[valarmind: before this message the user changed files outside the conversation.";
+
 /** The note for `events` (oldest first), or "" when there is none. */
 export function undoNote(events: readonly FileRewind[]): string {
   if (events.length === 0) return "";
-  return `[valarmind: before this message the user changed files outside the conversation. ${events.map(sentence).join(" ")} Read a file again before relying on what the conversation shows of it.]`;
+  return `${UNDO_NOTE_START} ${events.map(sentence).join(" ")} Read a file again before relying on what the conversation shows of it.]`;
 }
 
 /** `message` with the note after it, when there is one. */

@@ -7,6 +7,9 @@
  *   const earlier = pastTurnsOf(read.records, 50);   // { turns: [...], total: 212 }
  */
 import type { TranscriptRecord } from "./transcript-schema.ts";
+import { UNDO_NOTE_START } from "../checkpoints/undo-note.ts";
+import { splitMessage } from "../prompt/attachments.ts";
+import { promptText } from "../prompt/prompt-text.ts";
 
 export type PastStep =
   | { kind: "text"; text: string }
@@ -14,7 +17,10 @@ export type PastStep =
 
 export interface PastTurn {
   turn: number;
+  /** The user's words as typed: the recorded message without what valarmind added to it. */
   user: string;
+  /** What the recorded message carries besides the words: "README.md attached", "standard input", "a note about /undo". */
+  added?: string[];
   steps: PastStep[];
   /** Absent while the transcript has no turn_end for it. */
   stopReason?: "completed" | "incomplete" | "error" | "aborted" | "max_steps";
@@ -33,6 +39,28 @@ export const PAST_TURNS_SHOWN = 50;
 
 /** The registry's answer to a call it refused on the user's word (src/tools/registry.ts). */
 const DENIED = /^Denied: the user did not approve/;
+
+/**
+ * The words the user typed, and what else the recorded message holds: valarmind records a message
+ * with its `@path` attachments, a piped input and the note about /undo appended after a note of
+ * its own (turn-opening.ts), so the window and a resume carry what the model saw.
+ */
+export function userWords(recorded: string): { words: string; added: string[] } {
+  const notes: Array<[string, (rest: string) => string[]]> = [
+    [`\n\n${promptText("attachment-note")}\n`, (rest) => splitMessage(rest).flatMap((part) => (part.path === undefined ? [] : [`${part.path} attached`]))],
+    [`\n\n${promptText("piped-input-note")}\n`, () => ["standard input"]],
+    [`\n\n${UNDO_NOTE_START}`, () => ["a note about /undo"]],
+  ];
+  let end = recorded.length;
+  for (const [note] of notes) {
+    const at = recorded.indexOf(note);
+    if (at !== -1 && at < end) end = at;
+  }
+  if (end === recorded.length) return { words: recorded, added: [] };
+  const rest = recorded.slice(end);
+  const added = notes.flatMap(([note, what]) => (rest.includes(note) ? what(rest) : []));
+  return { words: recorded.slice(0, end), added };
+}
 
 export function pastTurnsOf(records: readonly TranscriptRecord[], limit = PAST_TURNS_SHOWN): EarlierTurns {
   const turns = new Map<number, PastTurn>();
@@ -76,6 +104,11 @@ export function pastTurnsOf(records: readonly TranscriptRecord[], limit = PAST_T
       default:
         break;
     }
+  }
+  for (const turn of turns.values()) {
+    const words = userWords(turn.user);
+    turn.user = words.words;
+    if (words.added.length > 0) turn.added = words.added;
   }
   const all = [...turns.values()].sort((a, b) => a.turn - b.turn);
   return { turns: all.slice(Math.max(0, all.length - limit)), total: all.length };

@@ -3,6 +3,7 @@
  * any prompt that owns the keyboard (approval, session picker), the input editor and the status
  * line. It only renders what the controller reports and forwards what the user asks for.
  */
+import { mergeChips, type PasteStore } from "./input/paste-chips.ts";
 import { Box, Static, Text, useApp, useWindowSize } from "ink";
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { findSlashCommand, helpOutput, type ChatController, type EarlierConversation, type SessionListing, type StatusSnapshot } from "../agent/front-end-contract.ts";
@@ -37,12 +38,12 @@ export interface AppProps {
   onExit?: () => void;
 }
 
-function startupState(status: StatusSnapshot, earlier: EarlierConversation | undefined): ReplState {
+function startupState(status: StatusSnapshot, earlier: EarlierConversation | undefined, width: number): ReplState {
   const items: NewItem[] = [
     { kind: "banner", model: status.model, sessionId: status.sessionId },
     ...status.warnings.map((text): NewItem => ({ kind: "notice", tone: "warning", text })),
     // A resumed session shows what was said before, as it was shown live.
-    ...(earlier === undefined ? [] : earlierItems(earlier, status.sessionId)),
+    ...(earlier === undefined ? [] : earlierItems(earlier, status.sessionId, width)),
   ];
   return items.reduce((state, item) => replReducer(state, { type: "append", item }), initialReplState);
 }
@@ -53,13 +54,15 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const { columns, rows } = useWindowSize();
   const staticKey = useResizeRefresh();
   const [status, setStatus] = useState<StatusSnapshot>(() => controller.status());
-  const [state, dispatch] = useReducer(replReducer, status, (first: StatusSnapshot) => startupState(first, controller.earlierConversation?.()));
+  const [state, dispatch] = useReducer(replReducer, status, (first: StatusSnapshot) => startupState(first, controller.earlierConversation?.(), Math.max(20, columns - 2)));
   const [history, setHistory] = useState<readonly string[]>([]);
-  const [queue, setQueue] = useState<Array<{ text: string; display: string }>>([]);
+  const [queue, setQueue] = useState<Array<{ text: string; display: string; pastes: PasteStore }>>([]);
   // Read by an interrupt between renders: the messages it gives back to the editor.
   const queueRef = useRef(queue);
   queueRef.current = queue;
-  const [restore, setRestore] = useState<{ text: string; seq: number } | undefined>(undefined);
+  const [restore, setRestore] = useState<{ text: string; pastes: PasteStore; seq: number } | undefined>(undefined);
+  // A render of the app alone re-measures the live frame (the approval prompt changing its own height).
+  const [, remeasure] = useReducer((n: number) => n + 1, 0);
   const [exitArmed, setExitArmed] = useState(false);
   const [picker, setPicker] = useState<SessionListing[] | undefined>(undefined);
   const shownWarnings = useRef(new Set(status.warnings));
@@ -81,13 +84,15 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   const refreshStatus = useCallback(() => setStatus(controller.status()), [controller]);
   // The session shown: a command that switched it (/resume, /clear) prints the new one's earlier turns.
   const shownSession = useRef(status.sessionId);
+  const columnsRef = useRef(columns);
+  columnsRef.current = columns;
   const afterWork = useCallback(() => {
     const next = controller.status();
     setStatus(next);
     if (next.sessionId !== shownSession.current) {
       shownSession.current = next.sessionId;
       const earlier = controller.earlierConversation?.();
-      for (const item of earlier === undefined ? [] : earlierItems(earlier, next.sessionId)) dispatch({ type: "append", item });
+      for (const item of earlier === undefined ? [] : earlierItems(earlier, next.sessionId, Math.max(20, columnsRef.current - 2))) dispatch({ type: "append", item });
     }
     for (const warning of next.warnings) {
       if (shownWarnings.current.has(warning)) continue;
@@ -127,19 +132,35 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
     [approval, controller],
   );
 
+  // Messages queued behind a turn or a command are not sent after the user stopped it, maybe to
+  // say something else: they go back to the editor, to send, change or drop.
+  const giveBackQueue = useCallback(() => {
+    const queued = queueRef.current;
+    if (queued.length === 0) return;
+    queueRef.current = [];
+    setQueue([]);
+    // As they showed in the editor: a paste comes back as its chip, not as its lines.
+    let back: { text: string; store: PasteStore } = { text: "", store: new Map() };
+    for (const item of queued) {
+      const merged = mergeChips(item.display, item.pastes, back.store);
+      back = { text: back.text === "" ? merged.text : `${back.text}\n\n${merged.text}`, store: merged.store };
+    }
+    setRestore((previous) => ({ text: back.text, pastes: back.store, seq: (previous?.seq ?? 0) + 1 }));
+  }, []);
+
   const interruptTurn = useCallback(() => {
     // The core is waiting on the approval; answer it so the turn can wind down.
     if (approval) answerApproval({ kind: "deny", note: "The user interrupted the turn." });
-    // Messages queued behind the turn are not sent after it: the user stopped it, maybe to say
-    // something else. They go back to the editor, to send, change or drop.
-    const queued = queueRef.current;
-    if (queued.length > 0) {
-      queueRef.current = [];
-      setQueue([]);
-      setRestore((previous) => ({ text: queued.map((item) => item.text).join("\n\n"), seq: (previous?.seq ?? 0) + 1 }));
-    }
+    giveBackQueue();
     turn.abort();
-  }, [approval, answerApproval, turn]);
+  }, [approval, answerApproval, turn, giveBackQueue]);
+
+  /** Cancels a slash command waiting on the model (/compact); the queue comes back as for a turn. */
+  const cancelCommand = useCallback((): boolean => {
+    if (!command.abort()) return false;
+    giveBackQueue();
+    return true;
+  }, [command, giveBackQueue]);
 
   const dispatchInput = useCallback(
     (text: string, display: string) => {
@@ -168,7 +189,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   );
 
   const submit = useCallback(
-    (text: string, display: string) => {
+    (text: string, display: string, pastes: PasteStore = new Map()) => {
       // A sent message ends the typing (however its keys arrived): the next prompt's keys are answers.
       noteTyping(Number.NEGATIVE_INFINITY);
       controller
@@ -188,7 +209,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
         return;
       }
       if (turn.isRunning() || command.isRunning()) {
-        setQueue((items) => [...items, { text, display }]);
+        setQueue((items) => [...items, { text, display, pastes }]);
         return;
       }
       dispatchInput(text, display);
@@ -228,16 +249,16 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
   }, []);
   const onInterrupt = useCallback(() => {
     if (turn.running) return interruptTurn();
-    if (command.abort()) return;
+    if (cancelCommand()) return;
     if (busy) return;
     if (exitArmedRef.current) return leave();
     armExit(true);
-  }, [turn.running, interruptTurn, command, busy, leave, armExit]);
+  }, [turn.running, interruptTurn, cancelCommand, busy, leave, armExit]);
 
   const hint = exitArmed
     ? "Press Ctrl+C again to exit"
     : queue.length > 0
-      ? `${queue.length} message(s) queued; sent when the current turn ends (Esc stops it and brings them back here)`
+      ? `${queue.length} message(s) queued; sent when the current ${turn.running ? "turn" : "command"} ends (${approval ? "Ctrl+C" : "Esc"} stops it and brings them back here)`
       : undefined;
 
   return (
@@ -256,6 +277,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
           onAnswer={answerApproval}
           onInterrupt={interruptTurn}
           onNoteOpen={setNoteOpen}
+          onLayoutChange={remeasure}
         />
       )}
       {picker && (
@@ -279,7 +301,7 @@ export function App({ controller, initialPrompt, frameMs = 16, onExit }: AppProp
           completePath={completePath}
           onSubmit={submit}
           onInterrupt={onInterrupt}
-          onEscape={() => (turn.running ? interruptTurn() : void command.abort())}
+          onEscape={() => (turn.running ? interruptTurn() : void cancelCommand())}
           onEof={leave}
           onActivity={() => armExit(false)}
           onError={onCompletionError}

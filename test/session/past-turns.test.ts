@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { pastTurnsOf } from "../../src/session/past-turns.ts";
+import { pastTurnsOf, userWords } from "../../src/session/past-turns.ts";
 import type { TranscriptRecord } from "../../src/session/transcript-schema.ts";
 
 const ts = "2026-11-24T10:00:00.000Z";
@@ -18,6 +18,17 @@ const call = (turn: number, output: string, isError = false): TranscriptRecord =
   output,
   summary: output,
   is_error: isError,
+});
+
+describe("userWords", () => {
+  test("the words as typed, without the attachments, piped input and /undo note valarmind recorded with them", async () => {
+    const { withAttachments, fileBlock } = await import("../../src/prompt/attachments.ts");
+    const { withPipedInput } = await import("../../src/prompt/piped-input.ts");
+    const { withUndoNote } = await import("../../src/checkpoints/undo-note.ts");
+    const recorded = withUndoNote(withAttachments(withPipedInput("read @README.md please", "LOG"), [fileBlock("README.md", "# demo\n", 7)]), [{ kind: "undo", of_turn: 2, files: ["a.ts"] }]);
+    expect(userWords(recorded)).toEqual({ words: "read @README.md please", added: ["README.md attached", "standard input", "a note about /undo"] });
+    expect(userWords("plain words\n\nwith a gap")).toEqual({ words: "plain words\n\nwith a gap", added: [] });
+  });
 });
 
 describe("pastTurnsOf", () => {

@@ -137,6 +137,8 @@ export class SessionChatController implements ChatController {
         }
       }
     } catch (error) {
+      // Cancelled by the user: the front end says so ("cancelled; nothing was changed by it").
+      if (signal?.aborted) throw error;
       const message = describeError(error);
       const hint = error instanceof ValarmindError && error.hint ? [error.hint] : [];
       return { title: `/${name}`, lines: [message, ...hint], isError: true };

@@ -29,6 +29,11 @@ interface ApprovalPromptProps {
   onInterrupt: () => void;
   /** Told when the deny note opens or closes: while it is open, pastes are its own (else they go to the message editor). */
   onNoteOpen?: (open: boolean) => void;
+  /**
+   * Told when the prompt changed its own height (a warning row, another page of a command): the
+   * frame budget measures on the app's renders, and a render of the prompt alone would skip it.
+   */
+  onLayoutChange?: () => void;
 }
 
 /**
@@ -36,7 +41,7 @@ interface ApprovalPromptProps {
  * call asks at all) comes first; session choices say exactly what they remember. The request's
  * texts arrive terminal-safe from the reducer, every control character shown (../transcript/safe-input.ts).
  */
-export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, compact = false, onAnswer, onInterrupt, onNoteOpen }: ApprovalPromptProps) {
+export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, compact = false, onAnswer, onInterrupt, onNoteOpen, onLayoutChange }: ApprovalPromptProps) {
   const theme = useTheme();
   const choices = approvalChoices(approval.remember);
   const [selected, setSelected] = useState(0);
@@ -45,8 +50,14 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
   // it has been on screen (on a short screen, "y" ran lines the user never saw).
   const { columns } = useWindowSize();
   const [from, setFrom] = useState(0);
-  const shown = approval.diff === undefined && approval.command !== undefined ? commandLines(approval.command, maxDiffLines, Math.max(10, columns - COMMAND_ROW_MARGIN), from) : undefined;
+  const commandWidth = Math.max(10, columns - COMMAND_ROW_MARGIN);
   const seenAll = useRef(false);
+  // While part of a paged command is unseen, the rows of the warning a "y" brings are kept free:
+  // appearing, it must not make the frame taller than the budget measured (ink would redraw the
+  // whole screen and leave a stale copy of the prompt in the scrollback).
+  const paged = (lines: number) => (approval.diff === undefined && approval.command !== undefined ? commandLines(approval.command, lines, commandWidth, from) : undefined);
+  const whole = paged(maxDiffLines);
+  const shown = whole?.paged === true && !seenAll.current ? paged(Math.max(2, maxDiffLines - warningRows(columns))) : whole;
   if (shown === undefined || shown.end >= shown.total) seenAll.current = true;
   const [unseen, setUnseen] = useState(false);
   // One answer per request, even if keys arrive faster than renders.
@@ -67,7 +78,10 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
   const choose = (choice: ApprovalChoice | undefined) => {
     if (!choice) return;
     const allows = choice.decision !== undefined && choice.decision.kind !== "deny";
-    if (allows && !seenAll.current) return setUnseen(true);
+    if (allows && !seenAll.current) {
+      setUnseen(true);
+      return onLayoutChange?.();
+    }
     if (choice.decision) answer(choice.decision);
     else setNoteBoth(edit.emptyBuffer);
   };
@@ -106,7 +120,8 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
     if (command.type === "escape") return answer({ kind: "deny" });
     if (command.type === "insert" && command.text === " " && shown?.paged === true) {
       setUnseen(false);
-      return setFrom(shown.end >= shown.total ? 0 : shown.end);
+      setFrom(shown.end >= shown.total ? 0 : shown.end);
+      return onLayoutChange?.();
     }
     if (command.type === "insert") {
       const digit = Number.parseInt(command.text, 10);
@@ -125,7 +140,7 @@ export function ApprovalPrompt({ approval, maxDiffLines, diffRef, choicesRef, co
 
   const diff = approval.diff ? renderDiffLines(approval.diff, theme, maxDiffLines, columns - DIFF_ROW_MARGIN) : (shown?.lines ?? []);
   // In the answers' box, which the frame budget measures.
-  const unseenWarning = unseen && !seenAll.current ? <Text>{theme.warning("Not allowed yet: part of this command has not been on screen. Space shows the rest (or enlarge the window); Esc denies.")}</Text> : null;
+  const unseenWarning = unseen && !seenAll.current ? <Text>{theme.warning(UNSEEN_WARNING)}</Text> : null;
   return (
     // Compact (a short screen): no box, and the request on the title's line: three rows fewer.
     <Box flexDirection="column" {...(compact ? {} : { borderStyle: "round" as const, paddingX: 1 })}>
@@ -205,6 +220,13 @@ function CompactChoices({ choices, selected }: { choices: readonly ApprovalChoic
       <Text wrap="truncate-end">{theme.dim(`↑/↓ ${choices.length} answers · Enter · ${keys.join(" · ")} · Esc denies`)}</Text>
     </>
   );
+}
+
+const UNSEEN_WARNING = "Not allowed yet: part of this command has not been on screen. Space shows the rest (or enlarge the window); Esc denies.";
+
+/** Rows the warning takes at this width (inside the box's border and padding). */
+function warningRows(columns: number): number {
+  return Math.ceil(UNSEEN_WARNING.length / Math.max(10, columns - DIFF_ROW_MARGIN));
 }
 
 /** The box's border and padding, and the "$ " before each row. */

@@ -25,6 +25,26 @@ export function addChip(text: string, store: PasteStore): { label: string; store
   return { label, store: new Map([...store, [label, text]]) };
 }
 
+/**
+ * `text` and its chips moved into `store`: a label already there (two messages each with a
+ * "[pasted 40 lines]") gets the next free one, in the text too.
+ */
+export function mergeChips(text: string, chips: PasteStore, store: PasteStore): { text: string; store: PasteStore } {
+  let out = text;
+  let merged = store;
+  for (const [label, pasted] of chips) {
+    if (!out.includes(label)) continue;
+    if (!merged.has(label)) {
+      merged = new Map([...merged, [label, pasted]]);
+      continue;
+    }
+    const added = addChip(pasted, merged);
+    out = out.split(label).join(added.label);
+    merged = added.store;
+  }
+  return { text: out, store: merged };
+}
+
 /** Replaces each chip still present in `text` by the text it stands for. */
 export function expandChips(text: string, store: PasteStore): string {
   let out = text;

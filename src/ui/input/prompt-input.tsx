@@ -8,7 +8,7 @@ import * as edit from "./editor-buffer.ts";
 import { EditorView } from "./editor-view.tsx";
 import { moveByRow, rowWidth } from "./editor-rows.ts";
 import { keyAction, type EditorCommand } from "./key-action.ts";
-import { addChip, chipEndingAt, expandChips, shouldChip, type PasteStore } from "./paste-chips.ts";
+import { addChip, chipEndingAt, expandChips, mergeChips, shouldChip, type PasteStore } from "./paste-chips.ts";
 import { historyCursor, historyNext, historyPrevious, historyPush, type HistoryCursor } from "./prompt-history.ts";
 import { useCompletion } from "./use-completion.ts";
 import { noteTyping } from "./typing-clock.ts";
@@ -23,8 +23,8 @@ export interface PromptInputProps {
   history: readonly string[];
   commands: readonly SlashCommandInfo[];
   completePath: (prefix: string) => Promise<string[]>;
-  /** `text` has pasted chips expanded; `display` is what the editor showed. */
-  onSubmit: (text: string, display: string) => void;
+  /** `text` has pasted chips expanded; `display` is what the editor showed, `pastes` its chips' texts. */
+  onSubmit: (text: string, display: string, pastes: PasteStore) => void;
   /** Ctrl+C during a turn or on an empty prompt. */
   onInterrupt: () => void;
   /** Esc with no completion menu to close. */
@@ -43,8 +43,8 @@ export interface PromptInputProps {
   /** The completion menu's choices shown at most, and its box (measured by the budget too). */
   maxMenuRows?: number;
   menuRef?: RefObject<DOMElement | null>;
-  /** Messages given back to the editor (queued ones when a turn is interrupted): put before what is typed. */
-  restore?: { text: string; seq: number };
+  /** Messages given back to the editor (queued ones when a turn is interrupted), as they showed: put before what is typed. */
+  restore?: { text: string; pastes: PasteStore; seq: number };
 }
 
 const PLACEHOLDER = "Ask anything · / for commands · @ for files";
@@ -80,7 +80,8 @@ export function PromptInput(props: PromptInputProps) {
   useEffect(() => {
     if (props.restore === undefined) return;
     const typed = latest.current.buffer.text;
-    update({ buffer: edit.bufferOf(typed.trim() === "" ? props.restore.text : `${props.restore.text}\n\n${typed}`) });
+    const back = mergeChips(props.restore.text, props.restore.pastes, latest.current.pastes);
+    update({ buffer: edit.bufferOf(typed.trim() === "" ? back.text : `${back.text}\n\n${typed}`), pastes: back.store });
     // Once per restore: its seq changes, nothing else.
   }, [props.restore?.seq]);
   useEffect(() => update({ selected: 0 }), [completion.context?.kind, completion.context?.query, update]);
@@ -111,13 +112,14 @@ export function PromptInput(props: PromptInputProps) {
     };
     const browseHistory = (direction: "up" | "down") => {
       const step = direction === "up" ? historyPrevious(s.history, buffer.text) : historyNext(s.history);
-      if (step) update({ history: step.cursor, buffer: edit.bufferOf(step.text) });
+      // A recalled "/cost" must not open the completion menu, which would take the next ↑.
+      if (step) update({ history: step.cursor, buffer: edit.bufferOf(step.text), dismissedText: step.text });
     };
     const send = (sent: edit.EditorBuffer) => {
       const text = expandChips(sent.text, pastes);
       if (text.trim() === "") return update({ buffer: sent });
       update({ buffer: edit.emptyBuffer, pastes: new Map(), history: historyPush(s.history, text) });
-      props.onSubmit(text, sent.text);
+      props.onSubmit(text, sent.text, pastes);
     };
     if (command.type !== "interrupt") props.onActivity();
     switch (command.type) {

@@ -16,7 +16,7 @@ export const CommandPanel = memo(function CommandPanel({ command, output }: Comm
   const theme = useTheme();
   const name = command.replace(/^\//, "").split(/\s/)[0] ?? "";
   // The core often titles the output with the command's own name; say it once.
-  const titleText = output.title.toLowerCase() === name.toLowerCase() ? "" : output.title;
+  const titleText = output.title.replace(/^\//, "").toLowerCase() === name.toLowerCase() ? "" : output.title;
   const title = output.isError ? theme.error(titleText) : theme.bold(titleText);
   return (
     <Box flexDirection="column">

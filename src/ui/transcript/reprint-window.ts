@@ -73,7 +73,7 @@ export function reprintWindow(items: readonly TranscriptItem[], maxLines = MAX_R
 const FENCE = /^\s{0,3}(```|~~~)/;
 
 /** The last `lines` lines of a markdown source; reopened as code when the cut falls inside a fenced block. */
-function markdownTail(source: string, lines: number): { source: string; cut: number } {
+export function markdownTail(source: string, lines: number): { source: string; cut: number } {
   const all = source.split("\n");
   const cut = Math.max(0, all.length - lines);
   const dropped = all.slice(0, cut);
