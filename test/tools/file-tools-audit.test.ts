@@ -219,7 +219,8 @@ describe("grep's answers are true", () => {
     setTimeout(() => abort.abort(), 200);
     const started = performance.now();
     await call(registryFor(root, jsGrep), "grep", { pattern: "(a+)+$" }, abort.signal);
-    expect(performance.now() - started).toBeLessThan(2500);
+    // Without the abort it would run for ages (2^40 paths per line); the bound is loose for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(15_000);
   });
 
   // Was: files over 10 MB are skipped without a word. The JS back end answers "No matches for
