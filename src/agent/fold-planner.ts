@@ -37,6 +37,8 @@ export class FoldPlanner {
   private base: Omit<BuildInput, "turn" | "memory" | "task"> | undefined;
   private why: string | undefined;
   private lastItems: Manifest["items"] = [];
+  /** The last turn request's tokens and budget: the next turn must fit. */
+  private lastTotals: { requestTokens: number; budgetTokens: number } | undefined;
   private turnRequests = 0;
   private turnsRun = 0;
   /** The turn the last turn request was for: its window held the turns before it. */
@@ -63,6 +65,7 @@ export class FoldPlanner {
   noteBuilt(input: BuildInput, built: BuiltRequest): void {
     this.prefix.previous = built.prefix;
     this.lastItems = built.manifest.items;
+    this.lastTotals = { requestTokens: built.manifest.total_tokens, budgetTokens: built.manifest.budget_tokens };
     this.turnRequests += 1;
     if ((input.step ?? 1) === 1) this.turnsRun += 1;
   }
@@ -88,6 +91,7 @@ export class FoldPlanner {
       summaryRewriteTokens: SUMMARY_REWRITE_TOKENS,
       ...(outputPrice(this.settings) !== undefined && { outputPrice: outputPrice(this.settings) }),
       foldMessageTokens: foldMessageTokens(this.count),
+      ...(this.lastTotals && { headroom: this.lastTotals }),
     });
     this.why = decision.fold > 0 ? decision.why : undefined;
     return decision;

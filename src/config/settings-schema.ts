@@ -29,7 +29,7 @@ export const SettingsSchema = Type.Object(
       Type.Integer({ minimum: 1000, description: "the model's context window in tokens, for the status line's share of it (known for common OpenAI model names)" }),
     ),
     shortBufferTurns: Type.Integer({ minimum: 20, maximum: 80, default: 20, description: "SHORT_BUFFER_TURNS: turns the window holds" }),
-    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 3, description: "turns kept verbatim when the window folds (a fold happens when keeping older turns costs more than folding them, or at shortBufferTurns); at most shortBufferTurns" }),
+    windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 1, description: "turns kept verbatim when the window folds (a fold happens when keeping older turns has cost FOLD_RENT_FACTOR times a fold, or at shortBufferTurns); at most shortBufferTurns" }),
     workingSetTokens: Type.Integer({ minimum: 0, default: 2500, description: "token cap of the working set" }),
     workingSetTtlTurns: Type.Integer({ minimum: 1, default: 3, description: "turns a working-set item stays without being used again" }),
     overflowPolicy: Type.Union(

@@ -11,10 +11,18 @@
  * message at full price), plus the summary the model writes, priced as output (`outputPrice`
  * times a fresh input token: the model's prices when settings have them, else 4, the lowest
  * ratio of current OpenAI models). Nobody knows how long a session
- * will run, so the rule is the classic rent-or-buy one: keep paying rent until the rent the
- * foldable turns have paid since they could fold reaches what a fold costs, then fold them — never
- * more than twice the cost of the best choice made in hindsight. The most recent `keepTurns`
- * always stay verbatim; a full window (`maxTurns`) folds whatever the sums say.
+ * will run, so the rule is rent-or-buy: keep paying rent until the rent the foldable turns have
+ * paid since they could fold reaches FOLD_RENT_FACTOR times what a fold costs, then fold them —
+ * never more than 1 + FOLD_RENT_FACTOR times the cost of the best choice made in hindsight. The
+ * most recent `keepTurns` always stay verbatim; a full window (`maxTurns`) folds whatever the
+ * sums say.
+ *
+ * The factor is above the classic 1 because a fold keeps only the newest turn (the default
+ * `windowBlockTurns`): such a fold is cheap, and folding as soon as it pays would leave a short
+ * window most of the time — little verbatim context and a cached share under 0.90. Waiting until
+ * the rent is 1.6× the fold spends part of what the cheap folds save on a longer window
+ * (ADR 0074: keeping 3 turns and factor 1 cost 0.715× the full-history baseline on chat-40 at a
+ * 0.895 cached share; 1 turn, factor 1.6 and the shorter fold ask, 0.701× at 0.902).
  *
  *   const d = foldDecision({ turns: [{ turn: 3, tokens: 900 }, ...], lastTurn: 14, ... });
  *   if (d.fold > 0) fold the oldest d.fold turns; d.why says why, in one line.
@@ -24,6 +32,8 @@
 export const CACHED_PRICE = 0.1;
 /** Price of an output token relative to a fresh input token, when the model's prices are not set. */
 export const DEFAULT_OUTPUT_PRICE = 4;
+/** A fold happens once the foldable turns' rent reaches this many times its cost (see above). */
+export const FOLD_RENT_FACTOR = 1.6;
 
 export interface FoldEconomicsInput {
   /** The window's turns, oldest first: number and tokens as rendered. */
@@ -49,12 +59,20 @@ export interface FoldEconomicsInput {
   outputPrice?: number;
   /** Tokens of the fold request's own message (rules and task) and of the summary it returns. */
   foldMessageTokens: number;
+  /** A fold happens once the rent reaches this many times its cost (default FOLD_RENT_FACTOR). */
+  rentFactor?: number;
+  /**
+   * The last turn request's tokens and the budget. A window whose next turn would not fit (the
+   * last request plus a turn the size of the newest) folds now, after the answer, instead of in
+   * the next turn's build, where the user would wait for the fold request before the answer.
+   */
+  headroom?: { requestTokens: number; budgetTokens: number };
 }
 
 export interface FoldDecision {
   /** Oldest turns to fold now; 0 = keep the window as it is. */
   fold: number;
-  reason: "window_full" | "cost" | "none";
+  reason: "window_full" | "budget" | "cost" | "none";
   /** Effective tokens the foldable turns have cost since they could fold. */
   rent: number;
   /** Effective tokens a fold costs once (the prefix break and the fold request). */
@@ -86,6 +104,12 @@ export function foldDecision(input: FoldEconomicsInput): FoldDecision {
     (input.outputPrice ?? DEFAULT_OUTPUT_PRICE) * written;
   const figures = `the ${candidate} oldest turns (${foldedTokens} tokens) have cost ~${Math.round(rent)} in cached re-sends since they could fold; a fold costs ~${Math.round(cost)} once (re-sending ~${Math.round(resent)} tokens after the break, the fold request, and ~${Math.round(written)} tokens of summary ${rewrite ? "rewritten at its cap" : "appended"})`;
   if (n >= input.maxTurns) return { fold: candidate, reason: "window_full", rent, cost, why: `the window is full (${n} turns): ${figures}` };
-  if (rent >= cost) return { fold: candidate, reason: "cost", rent, cost, why: figures };
-  return { fold: 0, reason: "none", rent, cost, why: `not folding yet: ${figures}` };
+  const newest = input.turns.at(-1)?.tokens ?? 0;
+  if (input.headroom && input.headroom.requestTokens + newest > input.headroom.budgetTokens) {
+    const { requestTokens, budgetTokens } = input.headroom;
+    return { fold: candidate, reason: "budget", rent, cost, why: `the next turn would not fit the budget (${requestTokens} + ~${newest} > ${budgetTokens} tokens), so the window folds now rather than in that turn: ${figures}` };
+  }
+  const factor = input.rentFactor ?? FOLD_RENT_FACTOR;
+  if (rent >= factor * cost) return { fold: candidate, reason: "cost", rent, cost, why: figures };
+  return { fold: 0, reason: "none", rent, cost, why: `not folding yet: ${figures}; it folds once the rent reaches ${factor}× that` };
 }

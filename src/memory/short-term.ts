@@ -233,7 +233,7 @@ export class ShortTermMemory {
     const last = block.at(-1);
     if (!last) return undefined;
     const summary = await foldTurns(this.summary, block, summarizer, signal);
-    return this.applyFold({ summary, throughTurn: last.turn, summarizer: summarizer.name }, decision?.reason === "cost" ? "cost" : "window_full");
+    return this.applyFold({ summary, throughTurn: last.turn, summarizer: summarizer.name }, decision?.reason === "cost" ? "cost" : decision?.reason === "budget" ? "budget" : "window_full");
   }
 
   /** A turn's per-turn part was taken (its first request): its state changes, if any, are now what the model has seen. */

@@ -2,10 +2,11 @@
  * The conversation window: at most SHORT_BUFFER_TURNS turns (tool results as their prompt
  * summaries), each unchanged from the moment it enters until it folds into the rolling summary
  * (ADR 0074). When to fold is the session's call (fold-economics.ts: when it pays, keeping the
- * last `windowBlockTurns`); without it — previews, the offline fallback — the window folds its
- * older half (whole blocks of `windowBlockTurns`) once finished turns reach `shortBufferTurns`.
+ * last `windowBlockTurns`); without it — previews, the offline fallback — the window folds all
+ * but the last `windowBlockTurns` once finished turns reach `shortBufferTurns`. A fold forced by
+ * the budget takes the oldest `budgetFoldTurns` at a time.
  *
- *   const window = new ConversationWindow({ shortBufferTurns: 20, windowBlockTurns: 3 });
+ *   const window = new ConversationWindow({ shortBufferTurns: 20, windowBlockTurns: 1 });
  *   window.push(turn);
  *   const block = window.overflowBlock();   // turns to fold now (window full), or []
  *   if (block.length) { summary = await foldTurns(summary, block, summarizer); window.dropThrough(block.at(-1).turn); }
@@ -13,6 +14,20 @@
  * `ShortTermMemory.slide` (short-term.ts) does this and writes the transcript records.
  */
 import type { Turn } from "./turn.ts";
+
+/**
+ * A fold forced by the budget (the cutoff's fold_window, the offline fold after
+ * `context_length_exceeded`) takes at least this many of the oldest turns at a time, even when
+ * `windowBlockTurns` keeps fewer at a cost fold: a window over budget is over again a turn later,
+ * and each fold is a model call (ADR 0074: one turn at a time made chat-40 at
+ * MAX_CONTEXT_TOKENS=4500 send 35 fold requests instead of 15, 1.3× the effective input).
+ */
+export const BUDGET_FOLD_TURNS = 3;
+
+/** How many of the oldest turns a budget fold takes. */
+export function budgetFoldTurns(windowBlockTurns: number): number {
+  return Math.max(windowBlockTurns, BUDGET_FOLD_TURNS);
+}
 
 export interface WindowOptions {
   shortBufferTurns: number;
@@ -54,9 +69,9 @@ export class ConversationWindow {
     this.list.push(turn);
   }
 
-  /** The oldest block (up to `windowBlockTurns` turns), whether or not the window is full. */
+  /** The oldest block a budget fold takes (up to `budgetFoldTurns` turns), whether or not the window is full. */
   oldestBlock(): Turn[] {
-    return this.list.slice(0, this.options.windowBlockTurns);
+    return this.list.slice(0, budgetFoldTurns(this.options.windowBlockTurns));
   }
 
   /**

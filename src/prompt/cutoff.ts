@@ -2,10 +2,11 @@
  * The cutoff policy (MAX_CONTEXT_TOKENS). When a request is over budget, in this order:
  *   1. trim_state: the state projection, already TOON within its 750-token cap, is trimmed to
  *      its 250-token floor (most relevant items kept: blockers, active tasks, latest decisions);
- *   2. fold_window: the oldest window block is folded into the rolling summary, block by block,
- *      with a summary made before the build (the session's fold step, a model call) or, for
- *      offline callers, by the extractive summarizer; a block with neither ends the cutoff with a
- *      fold plan (data: "fold these turns first"). The cutoff itself never calls a model;
+ *   2. fold_window: the oldest window block (`budgetFoldTurns`: at least 3 turns) is folded into
+ *      the rolling summary, block by block, with a summary made before the build (the session's
+ *      fold step, a model call) or, for offline callers, by the extractive summarizer; a block
+ *      with neither ends the cutoff with a fold plan (data: "fold these turns first"). The cutoff
+ *      itself never calls a model;
  *   3. evict_working_set: working-set items go by the overflow policy (SUMMARIZE condenses);
  *   4. shorten_tool_outputs: function outputs are cut head+tail, halving the cap each round;
  *   then the last resort (cutoff-last-resort.ts): the volatile context, the summary, the state and
@@ -19,6 +20,7 @@
 import type { MemoryChanges } from "../memory/short-term.ts";
 import type { RollingSummary } from "../memory/summary.ts";
 import type { Turn } from "../memory/turn.ts";
+import { budgetFoldTurns } from "../memory/window.ts";
 import { WorkingSet, type WorkingSetEvent } from "../memory/working-set.ts";
 import { STATE_TOKEN_FLOOR } from "../state/projection.ts";
 import { BudgetExceededError, budgetShares, type BudgetShare } from "./budget-error.ts";
@@ -135,7 +137,7 @@ export async function applyCutoff(input: CutoffInput): Promise<CutoffResult | Fo
 
   // 2. Window: fold the oldest block into the summary, one block at a time.
   while (over(run) && run.ctx.turns.length > 0) {
-    const block = run.ctx.turns.slice(0, input.windowBlockTurns);
+    const block = run.ctx.turns.slice(0, budgetFoldTurns(input.windowBlockTurns));
     const last = block.at(-1);
     const first = block[0];
     if (!last || !first) break;

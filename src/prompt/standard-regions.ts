@@ -59,12 +59,13 @@ const foldRequestSection: Section = {
     const fold = ctx.fold;
     if (!fold) return "";
     const attrs = `turns="${fold.first}–${fold.last}" count="${fold.count}"`;
+    // The message is the fold request's only uncached part besides the window's end: the rules
+    // of summary-rules.md and promotion-rules.md (which the separate summary request keeps), said
+    // in half the tokens (fold-rules.md).
     const body = [
-      `Fold the first ${fold.count} turn${fold.count === 1 ? "" : "s"} of the conversation above (turns ${fold.first}–${fold.last}) into the conversation summary. Do not call tools and do not continue the conversation: answer with the new summary only.`,
-      promptText("summary-rules"),
-      promptText("promotion-rules"),
-      promptText("summary-task"),
-    ].filter((part) => part !== "");
+      `Fold the first ${fold.count} turn${fold.count === 1 ? "" : "s"} of the conversation above (turns ${fold.first}–${fold.last}) into the conversation summary. Do not call tools and do not continue the conversation: answer with the new summary, then the promote block.`,
+      promptText("fold-rules"),
+    ];
     return [
       {
         id: "fold_request",
@@ -82,7 +83,7 @@ const foldRequestSection: Section = {
 
 /** Tokens of a fold request's own message (its rules and task), for the fold economics. */
 export function foldMessageTokens(count: (text: string) => number): number {
-  return count([promptText("summary-rules"), promptText("promotion-rules"), promptText("summary-task")].join("\n\n")) + 60;
+  return count(promptText("fold-rules")) + 60;
 }
 
 /** A fold request: the main request's prefix (tools, instructions, summary, state, window) and the fold message. */

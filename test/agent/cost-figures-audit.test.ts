@@ -98,7 +98,8 @@ async function drain(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
 describe("a multi-turn session with folds", () => {
   test("REPL: /cost and the status line equal the server's usage, every fold request counted once", async () => {
     foldingResponder(false);
-    const controller = await controllerFor({ windowBlockTurns: 4 });
+    // The default of 1 kept turn: with 4 kept, these turns reach FOLD_RENT_FACTOR × a fold's cost only when the window is full.
+    const controller = await controllerFor({ windowBlockTurns: 1 });
     const events: AgentEvent[] = [];
     for (let n = 1; n <= 19 && !events.some((e) => e.type === "window_slid"); n++) events.push(...(await drain(controller.submit(paste(n), new AbortController().signal))));
     // /compact folds the whole window with a model request of its own: a fold too.

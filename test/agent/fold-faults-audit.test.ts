@@ -151,17 +151,17 @@ describe("Ctrl-C while the fold request streams", () => {
 
 describe("SIGKILL in the middle of a fold, then --continue", () => {
   test("no turn lost or duplicated, one summary, the same session (no fork)", async () => {
-    respond(() => textStream("SUMMARY-AFTER-KILL: messages 1 to 18."));
+    respond(() => textStream("SUMMARY-AFTER-KILL: messages 1 to 20."));
     const root = await makeGitWorkspace();
-    // Turns 1–19 in-process at the defaults the CLI uses (window of 20, 3 kept): no fold yet.
+    // Turns 1–19 in-process at the defaults the CLI uses (window of 20, 1 kept): no fold yet.
     const first = await openAgent(root, server);
     await turns(first.session, 1, 19);
     expect(recordsOf(first.session, "summary")).toEqual([]);
     await first.session.close();
-    // Turn 20 in a real process: its answer is written, the fold request (turns 1–17) is in flight when the process is killed.
+    // Turn 20 in a real process: its answer is written, the fold request (turns 1–19) is in flight when the process is killed.
     const gate = createGate();
     let foldSeen = 0;
-    respond(() => (foldSeen++ === 0 ? gatedAfter(textStream("NEVER-STORED partial summary"), 4, gate).response : textStream("SUMMARY-AFTER-KILL: messages 1 to 18.")));
+    respond(() => (foldSeen++ === 0 ? gatedAfter(textStream("NEVER-STORED partial summary"), 4, gate).response : textStream("SUMMARY-AFTER-KILL: messages 1 to 20.")));
     const child = spawnChat(["--continue", "-p", "message 20", "--json"], { cwd: root, server });
     await gate.reached;
     child.kill("SIGKILL");
@@ -177,7 +177,7 @@ describe("SIGKILL in the middle of a fold, then --continue", () => {
     const list = latestRecords(root);
     expect(list.flatMap((r) => (r.kind === "user" ? [r.text] : []))).toEqual(upTo(21));
     expect(list.filter((r) => r.kind === "summary").map((r) => r.kind === "summary" && [r.from_turn, r.through_turn, r.summarizer, r.text])).toEqual([
-      [1, 18, "model", "SUMMARY-AFTER-KILL: messages 1 to 18."],
+      [1, 20, "model", "SUMMARY-AFTER-KILL: messages 1 to 20."],
     ]);
     // Turn 21 was sent with the whole unfolded window (nothing half-applied), and no new session was forked.
     expect(ownUserMessages(turnRequests().at(-1))).toEqual(upTo(21));

@@ -143,7 +143,9 @@ describe("window sliding", () => {
   test("large turns cost more to keep than to fold: they fold before the window is full, and the manifest says why", async () => {
     const root = await makeGitWorkspace();
     server.setResponder((body) => textStream(isFoldRequest(body) ? MODEL_SUMMARY : "noted"));
-    const { session } = await openAgent(root, server, { settings: SLIDE });
+    // The default of 1 kept turn: with 4 kept, re-sending them makes a fold dear enough that these
+    // ~1k-token turns reach FOLD_RENT_FACTOR × its cost only when the window is full anyway.
+    const { session } = await openAgent(root, server, { settings: { ...SLIDE, windowBlockTurns: 1 } });
     const paste = (n: number) => `message ${n}: ${Array.from({ length: 100 }, (_, i) => `log line ${n}.${i} status=${(i * 37) % 500}`).join("\n")}`;
     for (let n = 1; n <= 19; n++) await runTurn(session, paste(n));
     const folds = recordsOf(session, "summary");

@@ -410,7 +410,7 @@ function foldGate(): { gate: Gate; asked: Promise<void>; arm: () => void } {
 }
 
 /** A pasted log of ~600 tokens: with maxContextTokens 5000 the sixth turn's request needs a budget fold first. */
-const pasted = (n: number) => `message ${n}: ${Array.from({ length: 60 }, (_, i) => `log line ${n}.${i} status=${(i * 37) % 500}`).join("\n")}`;
+const pasted = (n: number, lines = 60) => `message ${n}: ${Array.from({ length: lines }, (_, i) => `log line ${n}.${i} status=${(i * 37) % 500}`).join("\n")}`;
 
 describe("aborts", () => {
   // Was: Ctrl+C (or SIGTERM from a supervisor) while the turn is folding the window because its
@@ -433,9 +433,11 @@ describe("aborts", () => {
       const interruptedInFold = async (format: string[]) => {
         root = await makeGitWorkspace({ "README.md": "# demo\n" });
         const folds = foldGate();
-        for (let n = 0; n < 5; n++) expect((await chat([...(n > 0 ? ["--continue"] : []), "-p", pasted(n)], { cwd: root, server, env: env() })).code).toBe(0);
+        for (let n = 0; n < 5; n++) expect((await chat([...(n > 0 ? ["--continue"] : []), "-p", pasted(n, 20)], { cwd: root, server, env: env() })).code).toBe(0);
         folds.arm();
-        const child = spawnChat(["--continue", "-p", pasted(5), ...format], { cwd: root, server, env: env() });
+        // Small turns, then a large one: the window, which the settle steps had no reason to fold
+        // (the next turn of their size fitted), must fold before this turn's request.
+        const child = spawnChat(["--continue", "-p", pasted(5, 260), ...format], { cwd: root, server, env: env() });
         children.push(child);
         expect(await Promise.race([folds.asked.then(() => "fold asked"), child.exited.then(() => "exited before a fold")])).toBe("fold asked");
         child.kill("SIGINT");

@@ -1,6 +1,6 @@
 /** When the window folds, by cost (src/memory/fold-economics.ts, ADR 0074). */
 import { describe, expect, test } from "bun:test";
-import { foldDecision, type FoldEconomicsInput } from "../../src/memory/fold-economics.ts";
+import { FOLD_RENT_FACTOR, foldDecision, type FoldEconomicsInput } from "../../src/memory/fold-economics.ts";
 
 function input(overrides: Partial<FoldEconomicsInput> = {}): FoldEconomicsInput {
   const turns = overrides.turns ?? Array.from({ length: 8 }, (_, i) => ({ turn: i + 1, tokens: 400 }));
@@ -17,11 +17,21 @@ function input(overrides: Partial<FoldEconomicsInput> = {}): FoldEconomicsInput 
     summaryCapTokens: 1500,
     summaryRewriteTokens: 750,
     foldMessageTokens: 700,
+    // The sums below are checked with the classic rent-or-buy factor; the default has its own test.
+    rentFactor: 1,
     ...overrides,
   };
 }
 
 describe("foldDecision", () => {
+  test("a window whose next turn would not fit the budget folds now, whatever the rent (not in that turn's build)", () => {
+    // Small turns, no rent to speak of: kept while the budget has room for another turn like the newest.
+    expect(foldDecision(input({ headroom: { requestTokens: 5000, budgetTokens: 8000 } }))).toMatchObject({ fold: 0, reason: "none" });
+    const d = foldDecision(input({ headroom: { requestTokens: 7800, budgetTokens: 8000 } }));
+    expect(d).toMatchObject({ fold: 5, reason: "budget" });
+    expect(d.why).toStartWith("the next turn would not fit the budget (7800 + ~400 > 8000 tokens)");
+  });
+
   test("never folds the last keepTurns turns", () => {
     const d = foldDecision(input({ turns: [{ turn: 1, tokens: 90_000 }, { turn: 2, tokens: 10 }, { turn: 3, tokens: 10 }] }));
     expect(d).toMatchObject({ fold: 0, reason: "none" });
@@ -43,6 +53,20 @@ describe("foldDecision", () => {
     // (2000 + 200 + 17500 + 1200) + its 700-token message + 4 × the 200 summary tokens it writes.
     expect(d.cost).toBeCloseTo(1440 + 2090 + 700 + 800, 5);
     expect(d.why).toMatch(/the 5 oldest turns \(17500 tokens\) have cost ~5250 .* a fold costs ~5030 once .* ~200 tokens of summary appended\)$/);
+  });
+
+  test(`by default the fold waits until the rent is FOLD_RENT_FACTOR (${FOLD_RENT_FACTOR}) times its cost`, () => {
+    // Rent 5250 against a 5030-token fold: the classic rule folds; the default waits for ~8048.
+    const turns = (tokens: number) => Array.from({ length: 8 }, (_, i) => ({ turn: i + 1, tokens: i < 5 ? tokens : 400 }));
+    const waiting = foldDecision(input({ turns: turns(3500), rentFactor: undefined }));
+    expect(waiting).toMatchObject({ fold: 0, reason: "none" });
+    expect(waiting.rent).toBeGreaterThan(waiting.cost);
+    expect(waiting.why).toEndWith(`it folds once the rent reaches ${FOLD_RENT_FACTOR}× that`);
+    // 8000-token turns: rent 0.1 × 8000 × 15 = 12000; a fold 1440 + 4340 + 700 + 800 = 7280, × 1.6 = 11648.
+    const folding = foldDecision(input({ turns: turns(8000), rentFactor: undefined }));
+    expect(folding).toMatchObject({ fold: 5, reason: "cost" });
+    expect(folding.cost).toBeCloseTo(7280, 5);
+    expect(folding.rent).toBeGreaterThanOrEqual(FOLD_RENT_FACTOR * folding.cost);
   });
 
   test("a summary at its cap is rewritten to half of it: the break and the answer both grow, so the same rent no longer pays", () => {
