@@ -5,6 +5,8 @@
  * still hold a secret); the projection handed back is not.
  */
 import { lstat, readdir, rm } from "node:fs/promises";
+import { hostname } from "node:os";
+import { isDeadOwner } from "./lock-owner.ts";
 import { basename, dirname, join } from "node:path";
 import { ValarmindError } from "../errors.ts";
 import { readConfined } from "../tools/confined-file.ts";
@@ -56,22 +58,13 @@ async function removeDeadWritersTemps(file: string): Promise<void> {
   const names = await readdir(dir).catch((): string[] => []);
   for (const name of names) {
     const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
-    if (!name.startsWith(prefix) || !Number.isSafeInteger(pid) || pid === process.pid || processAlive(pid)) continue;
+    if (!name.startsWith(prefix) || !Number.isSafeInteger(pid) || pid === process.pid || !isDeadOwner({ pid, hostname: hostname() })) continue;
     const path = join(dir, name);
     const info = await lstat(path).catch(() => undefined);
     if (info?.isFile() === true) await rm(path, { force: true }).catch(() => undefined);
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, owned by someone else.
-    return (error as { code?: unknown }).code === "EPERM";
-  }
-}
 
 /** More than any projection: a bigger file is not one valarmind wrote. */
 const TOON_MAX_BYTES = 1_000_000;

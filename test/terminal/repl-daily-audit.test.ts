@@ -30,7 +30,7 @@ import {
   type FakeResponsesServer,
 } from "../support/fake-responses-server.ts";
 import { killTerminals, type TmuxTerminal } from "../support/tmux.ts";
-import { count, EXIT_MARK, HAS_TMUX, killStartedRepls, newestTranscript, on, STACK, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
+import { count, EXIT_MARK, HAS_TMUX, killStartedRepls, newestTranscript, on, STACK, startChat as startReplChat, within, statusLines, tmuxIn } from "./support/repl-terminal.ts";
 
 const it = HAS_TMUX ? test : test.skip;
 
@@ -50,13 +50,6 @@ afterAll(cleanupTempDirs);
 
 const startChat = (root: string, args = "", size = { columns: 100, rows: 30 }) => startReplChat({ root, baseURL: server.baseURL, args, size });
 
-/** True once `check` holds of the scrollback and screen, false after `timeoutMs` (no throw). */
-async function within(term: TmuxTerminal, check: (text: string) => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  return term.waitFor(check, "a condition", timeoutMs).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** Polls `check` (not the terminal) until it holds or `timeoutMs` passes. */
 async function eventually(check: () => boolean, timeoutMs: number): Promise<boolean> {

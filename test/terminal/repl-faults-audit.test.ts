@@ -28,7 +28,7 @@ import {
   type FakeResponsesServer,
 } from "../support/fake-responses-server.ts";
 import { killTerminals, type TmuxTerminal } from "../support/tmux.ts";
-import { alive, BIN, count, EXIT_MARK, HAS_TMUX, killStartedRepls, newestTranscript, on, STACK, startChat as startReplChat, tmuxIn } from "./support/repl-terminal.ts";
+import { alive, BIN, count, EXIT_MARK, HAS_TMUX, killStartedRepls, newestTranscript, on, STACK, startChat as startReplChat, within, tmuxIn } from "./support/repl-terminal.ts";
 
 const it = HAS_TMUX ? test : test.skip;
 
@@ -48,13 +48,6 @@ afterAll(cleanupTempDirs);
 
 const startChat = (root: string, args = "", size = { columns: 100, rows: 30 }) => startReplChat({ root, baseURL: server.baseURL, args, size });
 
-/** Resolves true once `check` holds of the scrollback and screen, false after `timeoutMs` (no throw). */
-async function within(term: TmuxTerminal, check: (text: string) => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  return term.waitFor(check, "a condition", timeoutMs).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** The screen without blanks and box borders: a line ink wrapped reads whole. */
 const squeezed = (text: string) => text.replace(/[\s│╭╮╰╯─]/g, "");

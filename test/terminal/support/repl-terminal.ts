@@ -120,3 +120,11 @@ export const flat = (text: string) => text.replace(/\s+/g, " ");
 export const statusLines = (screen: string) => screen.split("\n").filter((line) => / · prompt \d/.test(line));
 /** One prompt and one status line on screen, no working line: a frame with nothing stale left. */
 export const oneFrame = (screen: string) => count(screen, "Ask anything") === 1 && statusLines(screen).length === 1 && !screen.includes("Esc to interrupt");
+
+/** Resolves true once `check` holds of the scrollback and screen, false after `timeoutMs` (no throw). */
+export async function within(term: TmuxTerminal, check: (text: string) => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  return term.waitFor(check, "a condition", timeoutMs).then(
+    () => true,
+    () => false,
+  );
+}
