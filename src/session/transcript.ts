@@ -141,8 +141,18 @@ function readSessionHeader(file: string): SessionHeader | undefined {
   }
 }
 
+/** An id as an error quotes it: on one line (a newline in it would forge a line of its own), at most 80 characters. */
+function shownId(id: string): string {
+  const escaped = JSON.stringify(id).slice(1, -1);
+  return escaped.length > 80 ? `${escaped.slice(0, 79)}…` : escaped;
+}
+
 /** Finds a session by id, unique id prefix, or transcript path. */
 export function findSession(paths: WorkspacePaths, idOrFile: string): SessionRef {
+  // Every id starts with "": an empty id (a script's unset $ID) opened the only session.
+  if (idOrFile.trim() === "") {
+    throw new UsageError("a session id is needed, and an empty one was given", { hint: "Run 'valarmind sessions list' to see the ids of this workspace's sessions." });
+  }
   const all = listSessions(paths);
   const byFile = all.find((ref) => ref.file === idOrFile || basename(ref.file) === basename(idOrFile));
   if (byFile) return byFile;
@@ -150,11 +160,11 @@ export function findSession(paths: WorkspacePaths, idOrFile: string): SessionRef
   const only = matches[0];
   if (only && matches.length === 1) return only;
   if (matches.length > 1) {
-    throw new UsageError(`session id '${idOrFile}' is ambiguous: ${matches.map((ref) => ref.id).join(", ")}`, {
+    throw new UsageError(`session id '${shownId(idOrFile)}' is ambiguous: ${matches.map((ref) => ref.id).join(", ")}`, {
       hint: "Give more characters of the id (valarmind sessions list shows them).",
     });
   }
-  throw new UsageError(`no session '${idOrFile}' in ${paths.sessionsDir}`, {
+  throw new UsageError(`no session '${shownId(idOrFile)}' in ${paths.sessionsDir}`, {
     hint: "Run 'valarmind sessions list' to see the sessions of this workspace.",
   });
 }

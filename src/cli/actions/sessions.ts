@@ -3,11 +3,12 @@ import { relative } from "node:path";
 import { oneLine } from "../../one-line.ts";
 import { findWorkspaceRoot, workspacePaths } from "../../config/paths.ts";
 import { describeError } from "../../errors.ts";
-import { describeSession, findSession, listSessions, readSession, strayTranscripts } from "../../session/transcript.ts";
+import { describeSession, findSession, listSessions, readSession, strayTranscripts, UnreadableTranscriptError } from "../../session/transcript.ts";
 import type { TranscriptRecord } from "../../session/transcript-schema.ts";
 import { damagedSideFile } from "../../session/damaged-lines.ts";
 import { describeRenumbering } from "../../session/turn-order.ts";
 import { formatBytes, planPrune, prune, sessionsInUse, type PruneCandidate } from "../../session/session-prune.ts";
+import { sessionLockHolder } from "../../session/session-lock.ts";
 import { terminalSafe } from "../../ui/terminal-safe-text.ts";
 import { jsonForTerminal } from "../../ui/print-json.ts";
 
@@ -31,7 +32,9 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
     try {
       return describeSession(ref);
     } catch (error) {
-      return { id: ref.id, file: ref.file, startedAt: ref.stamp, turns: 0, firstMessage: `(unreadable: ${describeError(error)})` };
+      // The reason, not the path first: the column is cut at 70 characters.
+      const why = error instanceof UnreadableTranscriptError ? error.why : describeError(error);
+      return { id: ref.id, file: ref.file, startedAt: ref.stamp.replace(/^(\d{4}-\d{2}-\d{2})[T ](\d{2})-(\d{2})-(\d{2})/, "$1 $2:$3:$4"), turns: 0, firstMessage: `(unreadable: ${why})` };
     }
   });
   for (const s of listings) {
@@ -57,12 +60,17 @@ export async function listSessionsCommand(opts: { json: boolean }): Promise<numb
   return 0;
 }
 
+/** A message's later lines, indented under its first: a line of it can never read as a record of its own ("[turn 2] user: …"). */
+function indented(text: string): string {
+  return text.split("\n").join("\n  ");
+}
+
 function renderRecord(record: TranscriptRecord, raw: boolean): string | undefined {
   switch (record.kind) {
     case "user":
-      return `\n[turn ${record.turn}] user: ${record.text}`;
+      return `\n[turn ${record.turn}] user: ${indented(record.text)}`;
     case "assistant":
-      return record.text.trim() === "" ? undefined : `assistant: ${record.text}`;
+      return record.text.trim() === "" ? undefined : `assistant: ${indented(record.text)}`;
     case "tool_call": {
       const mark = record.is_error ? " (error)" : "";
       const body = raw ? (record.raw ?? record.output) : record.summary;
@@ -94,8 +102,14 @@ export async function showSessionCommand(id: string, opts: { json: boolean; raw:
   const paths = workspacePaths(findWorkspaceRoot());
   const ref = findSession(paths, id);
   const read = readSession(ref.file);
+  // A line still being written is not a crash: say who is writing it.
+  const writer = read.tornTail === undefined ? undefined : sessionLockHolder(paths, ref.id);
+  const tornNote = writer !== undefined ? `— the last line is still being written (the session is in use by ${writer})` : "— the last line is incomplete (a crash mid-write); it is kept on the next --resume";
+  const damageNotes = read.damaged.map((d) => `— line ${d.line} is damaged and skipped (${d.reason}); kept verbatim in ${damagedSideFile(ref.file)} on the next --resume`);
   if (opts.json) {
     for (const record of [read.header, ...read.records]) process.stdout.write(`${jsonForTerminal(record)}\n`);
+    // What the JSON leaves out is said on stderr, as the text view says it.
+    for (const note of [...(read.tornTail !== undefined ? [tornNote] : []), ...damageNotes]) process.stderr.write(terminalSafe(`valarmind: ${ref.file}: ${note.slice(2)}\n`));
     return 0;
   }
   const h = read.header;
@@ -104,8 +118,8 @@ export async function showSessionCommand(id: string, opts: { json: boolean; raw:
     const text = renderRecord(record, opts.raw);
     if (text !== undefined) print(`${text}\n`);
   }
-  if (read.tornTail !== undefined) print(`— the last line is incomplete (a crash mid-write); it is kept on the next --resume\n`);
-  for (const d of read.damaged) print(`— line ${d.line} is damaged and skipped (${d.reason}); kept verbatim in ${damagedSideFile(ref.file)} on the next --resume\n`);
+  if (read.tornTail !== undefined) print(`${tornNote}\n`);
+  for (const note of damageNotes) print(`${note}\n`);
   if (read.renumbered.length > 0) print(`— turns written by two processes at once, renumbered: ${describeRenumbering(read.renumbered)}\n`);
   return 0;
 }

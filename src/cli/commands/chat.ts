@@ -86,6 +86,8 @@ export function registerChat(program: Command): void {
         throw new UsageError("--model needs a model name, got ''", { hint: "Pass a model name (e.g. --model gpt-5-mini), or leave --model out to use the configured one." });
       }
       if (opts.continue && opts.resume !== undefined) throw new UsageError("use either --continue or --resume ID, not both", { hint: "Pass --continue for the latest session, or --resume ID for another one." });
+      // A script's unset "$ID" would otherwise match the only session (every id starts with "").
+      if (opts.resume !== undefined && opts.resume.trim() === "") throw new UsageError("--resume needs a session id, and an empty one was given", { hint: "Run 'valarmind sessions list' for the ids, or pass --continue for the latest session." });
       checkOutputFormat(opts);
       if ((opts.image?.length ?? 0) > 0 && opts.print === undefined) {
         throw new UsageError("--image needs -p MESSAGE (it sends images with one headless turn)", { hint: "Pass -p MESSAGE with --image, or in the REPL attach an image in the message with @path/to/shot.png." });

@@ -2,8 +2,9 @@ import { InvalidArgumentError, type Command } from "commander";
 
 /** `--older-than DAYS`: a whole number of days, 0 or more. */
 function days(value: string): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`'${value}' is not a whole number of days (e.g. 30)`);
+  // Digits only: "0x10" was 16 days, "1e1" ten.
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`'${value}' is not a whole number of days (e.g. 30)`);
   return n;
 }
 
