@@ -47,7 +47,6 @@ import { failedOutcome, runTurnLoop, TurnStream, type BuiltStep, type TurnLoopDe
 import { TurnRecorder, type RecordedRequest } from "./turn-recorder.ts";
 import { TurnContextTaker } from "./turn-context-taker.ts";
 import { openTurn, type TurnOpeningContext } from "./turn-opening.ts";
-import type { EarlierTurns } from "../session/past-turns.ts";
 
 export type { AgentSessionOptions, LastRequestInfo, SubmitOptions } from "./session-options.ts";
 
@@ -63,7 +62,7 @@ export class AgentSession {
   readonly state: StateStore;
   readonly resumed: boolean;
   /** The conversation the transcript held when the session opened (resumed or forked), for a front end to show. */
-  readonly earlier: EarlierTurns;
+  readonly earlier: OpenedMemory["earlier"];
   /** Told at open: a recovered torn line, an unfinished turn, damaged lines, a fork. */
   readonly openNotices: string[];
   /** The same, with their notice codes (for `--json`). */
@@ -309,7 +308,7 @@ export class AgentSession {
         return stream;
       },
       shrinkContext: () => foldOldestBlockOffline(this.memory, turn),
-      windowCallIds: () => this.memory.window.turns.flatMap((t) => t.items.flatMap((item) => (item.kind === "tool" ? [item.callId] : []))),
+      windowCallIds: () => this.memory.window.callIds(),
     };
 
     const recorder = new TurnRecorder(

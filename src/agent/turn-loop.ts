@@ -7,6 +7,7 @@
  * (`stopReason`), never exceptions; approvals are answered by id (`answer`), never by a callback
  * carried in an event.
  */
+import { sliceWhole } from "../slice-whole.ts";
 import type { ApprovalRequest } from "../tools/approvals.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { ToolCallOutcome } from "../tools/types.ts";
@@ -84,8 +85,7 @@ const MAX_TOOL_NAME_CHARS = 128;
 
 function plausibleName(name: string): string {
   if (name.length <= MAX_TOOL_NAME_CHARS) return name;
-  const end = /[\ud800-\udbff]/.test(name.charAt(63)) ? 63 : 64;
-  return `${name.slice(0, end)}_cut_from_${name.length}_chars`;
+  return `${sliceWhole(name, 64)}_cut_from_${name.length}_chars`;
 }
 
 /** A repeated call's answer (./repeated-calls.ts): nothing ran. */

@@ -5,6 +5,7 @@
  * on disk and the model can read it again. A pure function of the arguments, so a window turn
  * renders to the same bytes on every request and the cached prefix holds.
  */
+import { sliceWhole } from "../slice-whole.ts";
 
 /** Strings of tool arguments longer than this are cut in window turns. */
 export const ARGUMENT_KEEP_CHARS = 240;
@@ -40,13 +41,7 @@ export function condenseToolArguments(argumentsJson: string, keep = ARGUMENT_KEE
   try {
     condensed = JSON.stringify(condenseValue(JSON.parse(argumentsJson), keep));
   } catch {
-    return `${cutText(argumentsJson, keep)}…`;
+    return `${sliceWhole(argumentsJson, keep)}…`;
   }
-  return condensed.length <= cap ? condensed : `${cutText(condensed, cap)}…[${argumentsJson.length} characters of arguments in all; not repeated]`;
-}
-
-/** The first `n` characters, never half of a surrogate pair. */
-function cutText(text: string, n: number): string {
-  const end = /[\ud800-\udbff]/.test(text.charAt(n - 1)) ? n - 1 : n;
-  return text.slice(0, end);
+  return condensed.length <= cap ? condensed : `${sliceWhole(condensed, cap)}…[${argumentsJson.length} characters of arguments in all; not repeated]`;
 }

@@ -46,6 +46,11 @@ export class ConversationWindow {
     this.list = [...turns];
   }
 
+  /** The call ids of the window's tool exchanges: every request replays them. */
+  callIds(): string[] {
+    return this.list.flatMap((turn) => turn.items.flatMap((item) => (item.kind === "tool" ? [item.callId] : [])));
+  }
+
   get turns(): readonly Turn[] {
     return this.list;
   }

@@ -3,6 +3,7 @@
  * one-line description of what changed, which the CLI prints and the memory tools return to the
  * model. The store stamps `updated_at` when it writes; ops stamp only the items they touch.
  */
+import { sliceWhole } from "../slice-whole.ts";
 import { UsageError } from "../errors.ts";
 import type { Blocker, Decision, Task, TaskStatus, WorkingState } from "./schema.ts";
 import { TASK_STATUSES } from "./empty-state.ts";
@@ -27,8 +28,7 @@ const QUOTE_CHARS = 200;
 function quote(text: string): string {
   if (text === "") return "(empty)";
   if (text.length <= QUOTE_CHARS) return JSON.stringify(text);
-  const end = /[\ud800-\udbff]/.test(text.charAt(QUOTE_CHARS - 1)) ? QUOTE_CHARS - 1 : QUOTE_CHARS;
-  return `${JSON.stringify(text.slice(0, end))}… (${text.length} characters)`;
+  return `${JSON.stringify(sliceWhole(text, QUOTE_CHARS))}… (${text.length} characters)`;
 }
 
 function requireText(what: string, text: string): string {

@@ -5,7 +5,7 @@ import { linkCount, specialFileKind } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
 import { fileAccessProblem, permissionProblem } from "./file-access-problem.ts";
 import { GREP_MAX_FILE_BYTES, GrepPatternError, searchWithJs, searchWithRipgrep, type GrepMatch, type GrepQuery, type GrepSkips } from "./grep-search.ts";
-import { sliceWhole } from "./read-file.ts";
+import { sliceWhole } from "../slice-whole.ts";
 import { globMatcher, shownName } from "./list-files.ts";
 import { Type, type Static } from "@sinclair/typebox";
 import { defineTool, Nullable } from "./define-tool.ts";

@@ -3,6 +3,7 @@
  * sockets and devices are refused; a file with several hard links asks first (another of its
  * names may be outside the workspace); the file is opened without following a symlink.
  */
+import { sliceWhole } from "../slice-whole.ts";
 import { relative } from "node:path";
 import { hardLinkWarning, linkCount, readConfined } from "./confined-file.ts";
 import { toolText } from "./descriptions.ts";
@@ -52,12 +53,6 @@ export function looksBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, 8192).includes(0);
 }
 
-/** The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair (half an emoji makes a request JSON parsers refuse). */
-export function sliceWhole(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
-}
 
 function formatLines(lines: string[], first: number, maxLineChars: number): string {
   const width = String(first + lines.length - 1).length;
