@@ -34,7 +34,7 @@ import {
   type Gate,
 } from "../support/fake-responses-server.ts";
 import { killTerminals, type TmuxTerminal } from "../support/tmux.ts";
-import { alive, count, EXIT_MARK, flat, HAS_TMUX, newestTranscript, on, oneFrame, STACK, killStartedRepls, startChat as startReplChat, statusLines, tmuxIn } from "./support/repl-terminal.ts";
+import { alive, count, EXIT_MARK, flat, HAS_TMUX, newestTranscript, on, oneFrame, STACK, killStartedRepls, startChat as startReplChat, statusLines, tmuxIn, within } from "./support/repl-terminal.ts";
 
 const EXIT_WITHIN_MS = 5_000;
 const MESSAGE = "please explain the readme";
@@ -399,6 +399,8 @@ it("resize storm while an answer streams: no crash, the whole answer there, the 
   expect(history).not.toMatch(STACK);
   // Every paragraph in full (one settled at 20 columns stays wrapped there, hence the flattening).
   for (const paragraph of PARAGRAPHS) expect(flat(history)).toContain(paragraph);
+  // The last redraw may still be printing (a loaded machine): the prompt is waited for, bounded.
+  await within(term, async () => (await term.screen()).includes("Ask anything"), 5_000);
   const screen = await term.screen();
   expect(flat(screen)).toContain(PARAGRAPHS.at(-1) ?? "");
   expect(screen).toContain("Ask anything");
