@@ -39,7 +39,12 @@ function isLocked(error: unknown): boolean {
 }
 
 function describeHolder(file: string): string {
-  const owner = readLockOwner(`${file}.lock`);
+  // A holder between its mkdir and its owner file (two starts at the same moment): a moment more.
+  let owner = readLockOwner(`${file}.lock`);
+  for (let tries = 0; owner === undefined && tries < 5; tries++) {
+    Bun.sleepSync(10);
+    owner = readLockOwner(`${file}.lock`);
+  }
   return owner ? `pid ${owner.pid}${owner.hostname === "" ? "" : ` on ${owner.hostname}`}` : "pid unknown";
 }
 

@@ -37,7 +37,10 @@ const OWN_START = processStart(process.pid);
 
 export function writeLockOwner(lockPath: string): void {
   const owner: LockOwner = { pid: process.pid, hostname: hostname(), ...(OWN_START !== undefined && { started: OWN_START }) };
-  writeFileSync(join(lockPath, LOCK_OWNER_FILE), JSON.stringify(owner), { mode: PRIVATE_FILE_MODE });
+  // Whole or not at all: a reader racing this write must not see half a file (and call the holder unknown).
+  const temp = join(lockPath, `${LOCK_OWNER_FILE}.tmp`);
+  writeFileSync(temp, JSON.stringify(owner), { mode: PRIVATE_FILE_MODE });
+  renameSync(temp, join(lockPath, LOCK_OWNER_FILE));
 }
 
 /** The recorded owner, or undefined when there is none (no lock, or a holder between mkdir and this write). */
