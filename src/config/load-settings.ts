@@ -157,6 +157,7 @@ function narrows(key: keyof Settings, from: unknown, to: unknown): boolean {
   if (key === "approvals") return APPROVAL_RANK[to as Settings["approvals"]] < APPROVAL_RANK[from as Settings["approvals"]];
   if (key === "sandbox") return SANDBOX_RANK[to as Settings["sandbox"]] > SANDBOX_RANK[from as Settings["sandbox"]];
   if (key === "network") return from === true && to === false;
+  if (key === "shellProcessLimit") return (to as number) < (from as number);
   return false;
 }
 
@@ -165,7 +166,7 @@ export interface ProjectChange {
   key: keyof Settings;
   from: unknown;
   to: unknown;
-  /** Applied even in an untrusted folder: it only narrows (approvals, sandbox, network). */
+  /** Applied even in an untrusted folder: it only narrows (approvals, sandbox, network, a lower process limit). */
   narrows: boolean;
 }
 

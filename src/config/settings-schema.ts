@@ -1,3 +1,4 @@
+import { DEFAULT_PROCESS_LIMIT } from "../sandbox/process-limit.ts";
 import { Type, type Static } from "@sinclair/typebox";
 import { McpOptionsSchema, McpServersSchema } from "../mcp/mcp-config.ts";
 import { MAX_TIMER_MS } from "./env-milliseconds.ts";
@@ -46,6 +47,12 @@ export const SettingsSchema = Type.Object(
       description: "run_shell sandbox (bubblewrap): workspace-write, read-only, or off (unsandboxed)",
     }),
     network: Type.Boolean({ default: false, description: "let sandboxed shell commands reach the network" }),
+    shellProcessLimit: Type.Integer({
+      minimum: 16,
+      maximum: 4194304,
+      default: DEFAULT_PROCESS_LIMIT,
+      description: "processes (threads count) one sandboxed shell command may have at once, so a fork bomb cannot fill the process table",
+    }),
     shellEnv: Type.Array(Type.String({ minLength: 1 }), {
       default: [],
       description: "extra environment variable names passed to shell commands (secret-like names pass only if listed)",

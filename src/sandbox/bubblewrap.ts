@@ -10,15 +10,19 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { configuredHooksPath } from "../git/hooks-path.ts";
 import { userConfigDir } from "../config/user-config-dir.ts";
 import { realPathOrSelf } from "../real-path-or-self.ts";
+import { rlimitPrefix } from "./process-limit.ts";
 
 export type SandboxMode = "workspace-write" | "read-only" | "off";
 
 export interface SandboxPolicy {
   mode: Exclude<SandboxMode, "off">;
   network: boolean;
+  /** RLIMIT_NPROC for the command, set inside a user namespace of its own (process-limit.ts); not for root. */
+  processLimit?: number;
 }
 
-export type BubblewrapProbe = { available: true; path: string } | { available: false; reason: string };
+/** `userNamespace`: bwrap can also make a user namespace here (where a non-root process limit is set). */
+export type BubblewrapProbe = { available: true; path: string; userNamespace: boolean } | { available: false; reason: string };
 
 /** Where bwrap is looked for; VALARMIND_TEST_BWRAP exists only so tests can simulate a machine without it. */
 export function defaultBubblewrapPath(): string {
@@ -39,9 +43,12 @@ export function probeBubblewrap(path = defaultBubblewrapPath()): BubblewrapProbe
 function runProbe(path: string): BubblewrapProbe {
   if (process.platform !== "linux") return { available: false, reason: `the shell sandbox is implemented for Linux only (this is ${process.platform})` };
   if (!existsSync(path)) return { available: false, reason: `bubblewrap is not installed (${path} not found)` };
-  const args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "true"];
-  const run = Bun.spawnSync(args, { stdout: "ignore", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
-  if (run.exitCode === 0) return { available: true, path };
+  const args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"];
+  const attempt = (extra: string[]) => Bun.spawnSync([...args, ...extra, "true"], { stdout: "ignore", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+  // Root's process limit is a cgroup, not the user namespace's RLIMIT_NPROC: it does not need one.
+  if (process.getuid?.() !== 0 && attempt(["--unshare-user"]).exitCode === 0) return { available: true, path, userNamespace: true };
+  const run = attempt([]);
+  if (run.exitCode === 0) return { available: true, path, userNamespace: false };
   const why = run.stderr.toString().trim().split("\n")[0] ?? "";
   return { available: false, reason: `bubblewrap (${path}) cannot create namespaces here${why === "" ? "" : `: ${why}`}` };
 }
@@ -73,9 +80,11 @@ export function bubblewrapArgs(bwrap: string, root: string, policy: SandboxPolic
   args.push("--cap-drop", "ALL");
   args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
   if (!policy.network) args.push("--unshare-net");
+  if (policy.processLimit !== undefined) args.push("--unshare-user");
   // Compilers and test runners write to $TMPDIR; only the private /tmp is writable.
   args.push("--setenv", "TMPDIR", "/tmp");
   args.push("--die-with-parent", "--new-session", "--chdir", root, "--");
+  if (policy.processLimit !== undefined) args.push(...rlimitPrefix(policy.processLimit));
   return args;
 }
 

@@ -12,7 +12,7 @@ import type { Tool } from "./types.ts";
 import { createWriteFileTool } from "./write-file.ts";
 
 export interface DefaultToolOptions {
-  settings: Pick<Settings, "shellTimeoutMs"> & Partial<Pick<Settings, "sandbox" | "network" | "shellEnv">>;
+  settings: Pick<Settings, "shellTimeoutMs"> & Partial<Pick<Settings, "sandbox" | "network" | "shellEnv" | "shellProcessLimit">>;
   /** Called when a memory tool runs (not when specs are listed), so offline use needs no store. */
   memoryStore: () => MemoryStore;
   grep?: GrepToolOptions;
@@ -39,6 +39,7 @@ export function createDefaultTools(options: DefaultToolOptions): AnyTool[] {
       ...(options.settings.sandbox !== undefined ? { sandbox: options.settings.sandbox } : {}),
       ...(options.settings.network !== undefined ? { network: options.settings.network } : {}),
       ...(options.settings.shellEnv !== undefined ? { shellEnv: options.settings.shellEnv } : {}),
+      ...(options.settings.shellProcessLimit !== undefined ? { processLimit: options.settings.shellProcessLimit } : {}),
       ...(options.shell?.bwrapPath !== undefined ? { bwrapPath: options.shell.bwrapPath } : {}),
     }),
     createSetGoalTool(options.memoryStore),

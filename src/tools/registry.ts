@@ -29,7 +29,7 @@ import type { FileCheckpoints, Preparation, PreparedCall, ToolCallOutcome, ToolC
 
 export interface ToolRegistryOptions {
   root: string;
-  settings: Pick<Settings, "approvals" | "toolOutputTokens" | "shellTimeoutMs"> & Partial<Pick<Settings, "sandbox" | "network" | "shellEnv">>;
+  settings: Pick<Settings, "approvals" | "toolOutputTokens" | "shellTimeoutMs"> & Partial<Pick<Settings, "sandbox" | "network" | "shellEnv" | "shellProcessLimit">>;
   /** False for headless runs: a call that would ask is refused (default false). */
   interactive?: boolean;
   /** A gate to share (e.g. with /approvals); by default one is made from settings.approvals. */

@@ -11,7 +11,9 @@ import { join, relative } from "node:path";
 import { bubblewrapArgs, defaultBubblewrapPath, probeBubblewrap, type SandboxMode } from "../sandbox/bubblewrap.ts";
 import { awaitNamespaceEnd, describeEscaped, findEscapedProcesses, RUN_MARKER_VAR } from "../sandbox/escaped-processes.ts";
 import { buildShellEnv } from "../sandbox/shell-env.ts";
+import { DEFAULT_PROCESS_LIMIT, openCommandCgroup, processBound, type CommandCgroup, type ProcessBound } from "../sandbox/process-limit.ts";
 import { toolText } from "./descriptions.ts";
+import { describeError } from "../errors.ts";
 import type { CapturedOutput } from "./shell-output-capture.ts";
 import { ShellOutputSpool, SPOOL_LIMITS, type SpoolLimits, type SpoolReport } from "./shell-output-spool.ts";
 import { runShellCommand, type ShellRun } from "./shell-process.ts";
@@ -46,6 +48,8 @@ export interface RunShellOptions {
   network?: boolean;
   /** settings.shellEnv: extra variable names a command receives. */
   shellEnv?: readonly string[];
+  /** settings.shellProcessLimit: processes (threads count) a sandboxed command may have at once. */
+  processLimit?: number;
   /** Where bwrap is (tests point it at a missing file to simulate a machine without it). */
   bwrapPath?: string;
 }
@@ -58,15 +62,38 @@ const READ_FILE_MAX_BYTES = 5 * 1024 * 1024;
 /** How long the kernel gets to empty a finished command's PID namespace before we report leftovers. */
 const NAMESPACE_END_MS = 2000;
 
-/** How a call will run: in bwrap (its argv prefix), unsandboxed by choice, or unsandboxed for want of bwrap. */
-type Confinement = { kind: "sandbox"; wrapper: string[] } | { kind: "off" } | { kind: "unavailable"; reason: string };
+/**
+ * How a call will run: in bwrap (its argv prefix, and how its processes are bounded), unsandboxed
+ * by choice, or unsandboxed for want of bwrap.
+ */
+type Confinement = { kind: "sandbox"; wrapper: string[]; bound: ProcessBound } | { kind: "off" } | { kind: "unavailable"; reason: string };
 
 function confinementFor(options: RunShellOptions, root: string): Confinement {
   const mode = options.sandbox ?? "workspace-write";
   if (mode === "off") return { kind: "off" };
   const probe = probeBubblewrap(options.bwrapPath ?? defaultBubblewrapPath());
   if (!probe.available) return { kind: "unavailable", reason: probe.reason };
-  return { kind: "sandbox", wrapper: bubblewrapArgs(probe.path, root, { mode, network: options.network ?? false }) };
+  const bound = processBound(options.processLimit ?? DEFAULT_PROCESS_LIMIT, process.getuid?.() === 0, probe.userNamespace);
+  const policy = { mode, network: options.network ?? false, ...(bound.kind === "rlimit" ? { processLimit: bound.limit } : {}) };
+  return { kind: "sandbox", wrapper: bubblewrapArgs(probe.path, root, policy), bound };
+}
+
+/**
+ * Root's bound is a cgroup made for this one command. If it cannot be made now (it could when
+ * probed), the command still runs, sandboxed, and its result says it was not bounded.
+ */
+function openBound(confinement: Confinement): { cgroup?: CommandCgroup; note?: string } {
+  if (confinement.kind !== "sandbox" || confinement.bound.kind !== "cgroup") return {};
+  try {
+    return { cgroup: openCommandCgroup(confinement.bound) };
+  } catch (error) {
+    return { note: `note: this command's processes were not limited (its pids cgroup could not be made: ${describeError(error)})` };
+  }
+}
+
+function limitNote(confinement: Confinement, cgroup: CommandCgroup | undefined): string | undefined {
+  if (cgroup === undefined || !cgroup.hitLimit() || confinement.kind !== "sandbox" || confinement.bound.kind !== "cgroup") return undefined;
+  return `note: this command reached the sandbox's limit of ${confinement.bound.limit} processes (shellProcessLimit); the forks past it failed`;
 }
 
 function unsandboxedWarning(reason: string): string {
@@ -168,18 +195,28 @@ export function createRunShellTool(options: RunShellOptions): Tool {
     const marker = randomUUID();
     const hadGit = existsSync(join(ctx.root, ".git"));
     const spool = ctx.outputDir !== undefined ? new ShellOutputSpool(ctx.outputDir, ctx.callId ?? marker, options.spoolLimits ?? SPOOL_LIMITS) : undefined;
-    const result = await runShellCommand(args.command, {
-      cwd: ctx.root,
-      timeoutMs,
-      maxCaptureBytes: options.maxCaptureBytes ?? SHELL_CAPTURE_BYTES,
-      signal: ctx.signal,
-      env: { ...buildShellEnv(process.env, options.shellEnv ?? []), [RUN_MARKER_VAR]: marker },
-      ...(confinement.kind === "sandbox" ? { wrapper: confinement.wrapper } : {}),
-      ...(spool !== undefined ? { spool } : {}),
-    });
-    // In the sandbox the PID namespace is ending everything; outside it, say what is still running.
-    const left = confinement.kind === "sandbox" ? await awaitNamespaceEnd(marker, NAMESPACE_END_MS) : findEscapedProcesses(marker);
-    const escaped = [describeEscaped(left), hadGit || confinement.kind !== "sandbox" ? undefined : disarmNewHooks(ctx.root)].filter((note) => note !== undefined).join("\n") || undefined;
+    const { cgroup, note: unbounded } = openBound(confinement);
+    let result: ShellRun;
+    let left: ReturnType<typeof findEscapedProcesses>;
+    let limited: string | undefined;
+    try {
+      result = await runShellCommand(args.command, {
+        cwd: ctx.root,
+        timeoutMs,
+        maxCaptureBytes: options.maxCaptureBytes ?? SHELL_CAPTURE_BYTES,
+        signal: ctx.signal,
+        env: { ...buildShellEnv(process.env, options.shellEnv ?? []), [RUN_MARKER_VAR]: marker },
+        ...(confinement.kind === "sandbox" ? { wrapper: [...(cgroup?.prefix ?? []), ...confinement.wrapper] } : {}),
+        ...(spool !== undefined ? { spool } : {}),
+      });
+      // In the sandbox the PID namespace is ending everything; outside it, say what is still running.
+      left = confinement.kind === "sandbox" ? await awaitNamespaceEnd(marker, NAMESPACE_END_MS) : findEscapedProcesses(marker);
+      limited = limitNote(confinement, cgroup);
+    } finally {
+      cgroup?.close();
+    }
+    const notes = [describeEscaped(left), hadGit || confinement.kind !== "sandbox" ? undefined : disarmNewHooks(ctx.root), limited, unbounded];
+    const escaped = notes.filter((note) => note !== undefined).join("\n") || undefined;
     const seconds = (result.durationMs / 1000).toFixed(1);
     const outcome = result.aborted ? "aborted" : result.timedOut ? "timed out" : result.exitCode === null ? `signal ${result.signal}` : `exit ${result.exitCode}`;
     const text = formatShellRun(args.command, result, timeoutMs, ctx.root);

@@ -5,7 +5,7 @@
  * `--sandbox off`; SIGTERM ends a headless run like Ctrl+C, with exit code 143.
  */
 import { afterAll, afterEach, beforeEach, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chat, spawnChat } from "../agent/support/cli-chat.ts";
 import { cleanupTempDirs, makeTempDir, readUntil } from "../support/cli.ts";
@@ -85,3 +85,34 @@ test("SIGTERM ends a headless turn like Ctrl+C, with exit code 143", async () =>
   expect(await child.exited).toBe(143);
   expect(`${seen}${rest}`).toContain('"stopReason":"aborted"');
 });
+
+/** Processes on the machine now. */
+function processCount(): number {
+  return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).length;
+}
+
+test("a fork bomb the model runs stays within shellProcessLimit, and the turn ends at the timeout", async () => {
+  const { repo, config } = await workspace();
+  mkdirSync(join(config, "valarmind"), { recursive: true });
+  writeFileSync(join(config, "valarmind", "config.json"), JSON.stringify({ shellProcessLimit: 150, shellTimeoutMs: 3000 }));
+  // A bomb with a depth bound (about 4,000 processes unbounded), so a regression cannot take the machine down.
+  runsOnce('b(){ if [ ${#1} -lt 10 ]; then b "x$1" & b "x$1" & fi; sleep 6; }; b ""');
+  const before = processCount();
+  let peak = before;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, processCount());
+  }, 20);
+  let r: Awaited<ReturnType<typeof chat>>;
+  try {
+    r = await chat(["-p", "go", "--yes", "--json"], { cwd: repo, server, env: { XDG_CONFIG_HOME: config } });
+  } finally {
+    clearInterval(sampler);
+  }
+  expect(r.code).toBe(0);
+  // The sandbox's 150, plus valarmind, bwrap and the test's own processes.
+  expect(peak - before).toBeLessThan(200);
+  const output = toolOutputsThisTurn(server.requests[1]?.body ?? {}).map((o) => o.output ?? "").join("\n");
+  expect(output).toContain("timed out");
+  if (process.getuid?.() === 0) expect(output).toContain("reached the sandbox's limit of 150 processes");
+  expect(processCount() - before).toBeLessThan(20);
+}, 30_000);
