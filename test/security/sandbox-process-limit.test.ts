@@ -54,6 +54,14 @@ test.skipIf(!asRoot)("root: a command past the limit gets no more processes, is 
   expect(r.forModel).toContain("reached the sandbox's limit of 64 processes (shellProcessLimit)");
   expect(readdirSync(rootBound.parent).filter((name) => name.startsWith(`valarmind-${process.pid}-`))).toEqual([]);
 
+  // The command can neither raise its cgroup's limit nor leave the cgroup: /sys is read-only in the sandbox, and it has no capabilities.
+  const escape = await call(registry, "run_shell", {
+    command: `for f in ${rootBound.parent}/valarmind-*/pids.max; do echo max > "$f" && echo RAISED; done; echo $$ > ${rootBound.parent}/cgroup.procs && echo LEFT; true`,
+  });
+  const printed = escape.forModel.slice(escape.forModel.indexOf("\nexit code"));
+  expect(printed).toContain("Read-only file system");
+  expect(printed).not.toMatch(/RAISED|LEFT/);
+
   // Under the limit: every process starts, and nothing is said about a limit.
   const small = await call(registry, "run_shell", { command: spawnMany(20) });
   expect(alive(small.forModel)).toBe(20);
