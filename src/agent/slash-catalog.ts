@@ -38,6 +38,7 @@ export const SLASH_CATALOG = [
   { name: "resume", usage: "/resume [ID]", description: "switch to another session of this workspace (without an id: pick one)", runs: "core" },
   { name: "sessions", usage: "/sessions", description: "list this workspace's sessions", runs: "core" },
   { name: "state", usage: "/state", description: "show the working state (goal, now, tasks, decisions, blockers, conventions)", runs: "core" },
+  { name: "status", usage: "/status", description: "what this session runs with: folder trust, model endpoint, approvals, shell sandbox and limits, memory, MCP", runs: "core" },
   { name: "summary", usage: "/summary", description: "the rolling summary of turns that left the window", runs: "core" },
   { name: "task", usage: "/task add TITLE | start ID | done ID | block ID REASON", description: "edit the open tasks", runs: "core" },
   { name: "undo", usage: "/undo [--force]", description: "give back the files the last turn changed (again: one more turn back)", runs: "core" },

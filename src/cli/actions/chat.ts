@@ -160,6 +160,7 @@ export async function runChat(opts: ChatOptions): Promise<number> {
       resume: resumeTarget(opts),
       warnings,
       customCommands: custom.commands,
+      statusSource: { root, loaded, trust: decideTrust(root, opts.trust) },
       ...(opts.contextFiles === false && { contextFiles: false }),
     });
     await runRepl(controller);

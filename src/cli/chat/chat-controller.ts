@@ -20,6 +20,10 @@ import { describeSession, listSessions } from "../../session/transcript.ts";
 import { walkFiles } from "../../tools/file-walk.ts";
 import { contextWindowFor } from "../../model/context-windows.ts";
 import { runSlashCommand } from "./slash-commands.ts";
+import { gatherStatus, type StatusSource } from "../status/gather-status.ts";
+import { resolveSettings, type ProjectSettingsReport } from "../../config/load-settings.ts";
+import { decideTrust } from "../actions/workspace-trust.ts";
+import { statusLines, statusRows } from "../status/status-report.ts";
 
 const HISTORY_LIMIT = 500;
 const COMPLETION_LIMIT = 20;
@@ -30,6 +34,8 @@ export interface ChatControllerOptions extends Omit<AgentSessionOptions, "resume
   warnings: string[];
   /** The custom commands (custom-command-files.ts): in `commands()`, expanded by `submit`. */
   customCommands?: readonly CustomCommand[];
+  /** What /status reports besides the session: the run's settings as loaded (the project file's fate) and the folder's trust. */
+  statusSource?: Omit<StatusSource, "session">;
 }
 
 export class SessionChatController implements ChatController {
@@ -128,6 +134,8 @@ export class SessionChatController implements ChatController {
           return await this.switchSession({ kind: "new" }, "new session started; the working state is kept");
         case "resume":
           return await this.resume(args.trim());
+        case "status":
+          return this.statusOutput();
         case "sessions":
           return { title: "sessions", lines: (await this.listSessions()).map((s) => `${s.id}  ${s.startedAt.slice(0, 16)}  ${String(s.turns).padStart(3)} turns  ${oneLine(s.firstMessage, 60)}`) };
         default: {
@@ -143,6 +151,26 @@ export class SessionChatController implements ChatController {
       const hint = error instanceof ValarmindError && error.hint ? [error.hint] : [];
       return { title: `/${name}`, lines: [message, ...hint], isError: true };
     }
+  }
+
+  private statusOutput(): CommandOutput {
+    const source = this.options.statusSource ?? this.statusSourceFromDisk();
+    const approvals = this.session.tools.approvals;
+    const session = { id: this.session.sessionId, settings: this.session.settings, approvals: approvals.mode(), allowances: approvals.sessionAllowances() };
+    return { title: "status", lines: statusLines(statusRows(gatherStatus({ ...source, session }))) };
+  }
+
+  /** Without the run's own: the folder's stored trust and its project file as read now. */
+  private statusSourceFromDisk(): Omit<StatusSource, "session"> {
+    const root = this.options.root;
+    const trust = decideTrust(root, undefined);
+    let project: ProjectSettingsReport | undefined;
+    try {
+      project = resolveSettings(root, {}, { trusted: trust.trusted }).project;
+    } catch {
+      project = undefined; // A damaged project file: the run's own loading said so already.
+    }
+    return { root, trust, loaded: { settings: this.options.settings, project } };
   }
 
   private async resume(id: string): Promise<CommandOutput> {

@@ -105,7 +105,7 @@ async function undoCommand(session: AgentSession, action: UndoAction, args: stri
 }
 
 /** The core commands that act on the session the controller holds. */
-export type SessionCommandName = Exclude<CoreCommandName, "clear" | "resume" | "sessions">;
+export type SessionCommandName = Exclude<CoreCommandName, "clear" | "resume" | "sessions" | "status">;
 
 type SessionCommand = (session: AgentSession, args: string, signal?: AbortSignal) => Promise<CommandOutput> | CommandOutput;
 
