@@ -22,7 +22,7 @@ import { lockSession, releaseSessionLock } from "../session/session-lock.ts";
 import { createSession, type SessionTranscript } from "../session/transcript.ts";
 import type { HeldLock } from "../state/lock.ts";
 import type { StateStore } from "../state/store.ts";
-import { createStateStore } from "../store/create-state-store.ts";
+import { createStateStore, storeChoiceFromSettings } from "../store/create-state-store.ts";
 import { createApprovalGate } from "../tools/approvals.ts";
 import { createToolRegistry, type ToolRegistry } from "../tools/registry.ts";
 import type { McpToolSet } from "../mcp/start-servers.ts";
@@ -114,7 +114,7 @@ export class AgentSession {
     this.instructionOptions = { cwd: this.cwd, ...(options.contextFiles === false && { contextFiles: false }) };
     this.openNoticeEvents = [...opened.notices, ...(options.mcp?.takeNotices() ?? [])];
     this.openNotices = this.openNoticeEvents.map((notice) => notice.message);
-    this.state = createStateStore(this.paths);
+    this.state = createStateStore(this.paths, storeChoiceFromSettings(this.settings));
     this.checkpoints = new TurnCheckpoints(new CheckpointStore(this.paths, this.sessionId), realpathSync(options.root));
     this.tools = createToolRegistry({
       root: options.root,

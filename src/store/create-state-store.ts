@@ -7,6 +7,7 @@
  * The Redis store is loaded lazily, so the file store costs nothing more.
  */
 import type { WorkspacePaths } from "../config/paths.ts";
+import type { Settings } from "../config/settings-schema.ts";
 import { storedTrust } from "../config/folder-trust.ts";
 import { projectConfigPath, readLayer, userConfigPath } from "../config/load-settings.ts";
 import { UsageError } from "../errors.ts";
@@ -33,6 +34,16 @@ export function resolveStoreChoice(root: string, env: Readonly<Record<string, st
   let projectId = user.projectId;
   if (storedTrust(root) === "trusted") projectId = readLayer(projectConfigPath(root)).projectId ?? projectId;
   return { kind: "redis", url: store, ...(projectId !== undefined && { projectId }) };
+}
+
+/**
+ * The same choice from settings a run already resolved (flags, environment, user config, and a
+ * project file only as far as the run trusts it: `chat --trust` included). `store` never comes
+ * from a project file (load-settings.ts drops it), so only the project id can.
+ */
+export function storeChoiceFromSettings(settings: Pick<Settings, "store" | "projectId">): StoreChoice {
+  if (settings.store === "file") return { kind: "file" };
+  return { kind: "redis", url: settings.store, ...(settings.projectId !== undefined && { projectId: settings.projectId }) };
 }
 
 /** A store that loads the Redis implementation on first use (keeps `compact` and `--version` fast). */

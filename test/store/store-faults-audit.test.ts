@@ -16,6 +16,8 @@ import { displayRedisUrl, StoreUnreachableError } from "../../src/store/redis-co
 import { RedisStateStore } from "../../src/store/redis-state-store.ts";
 import { runStorePush } from "../../src/store/store-transfer.ts";
 import { cleanupTempDirs, makeTempDir, runCli } from "../support/cli.ts";
+import { chat } from "../agent/support/cli-chat.ts";
+import { startFakeResponsesServer, textStream } from "../support/fake-responses-server.ts";
 import { REDIS_BINARY, redisCommand, startRedis, type RedisServer } from "./redis-server.ts";
 
 const at = new Date("2026-03-01T08:00:00.000Z");
@@ -314,5 +316,30 @@ describe.skipIf(!REDIS_BINARY)("shared store faults (audit)", () => {
     outputs["state show, user config"] = (await runCli(["state", "show"], { cwd: paths.root, env: { XDG_CONFIG_HOME: config } })).stderr;
     for (const text of Object.values(outputs)) expect(text).toContain("127.0.0.1"); // each one did reject it
     expect(Object.entries(outputs).filter(([, text]) => text.includes(PW)).map(([where]) => where)).toEqual([]);
+  });
+  // Was: `chat --trust` applied every setting of the project file for that run except its
+  // projectId: the store took the id from the stored trust alone, so in a folder trusted only by
+  // the flag the session read and wrote the shared state under another project's keys (or failed
+  // with "no git remote 'origin' and no projectId"). (src/store/create-state-store.ts)
+  test("chat --trust uses the project file's projectId for that run; without trust it does not", async () => {
+    const root = await makeTempDir("valarmind-audit-flagtrust-");
+    await mkdir(join(root, ".git"), { recursive: true });
+    await mkdir(join(root, ".valarmind"), { recursive: true });
+    await writeFile(join(root, ".valarmind", "config.json"), JSON.stringify({ projectId: "team-flag" }));
+    await new RedisStateStore(workspacePaths(root), url, { projectId: "team-flag" }).update((s) => ops.setGoal(s, "goal kept under team-flag"));
+    const model = startFakeResponsesServer();
+    try {
+      model.setResponder(() => textStream("ok"));
+      const env = { VALARMIND_STORE: url, XDG_CONFIG_HOME: await makeTempDir("valarmind-audit-flagtrust-config-") };
+      const trusted = await chat(["-p", "hi", "--trust"], { cwd: root, server: model, env });
+      expect(trusted.code).toBe(0);
+      expect(model.requests.at(-1)?.raw ?? "").toContain("goal kept under team-flag");
+      const untrusted = await chat(["-p", "hi"], { cwd: root, server: model, env });
+      // No origin and the project's id ignored: the store cannot tell which project this is, and says so.
+      expect(untrusted.code).toBe(2);
+      expect(untrusted.stderr).toContain("no git remote 'origin' and no projectId");
+    } finally {
+      await model.close();
+    }
   });
 });

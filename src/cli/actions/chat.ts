@@ -21,7 +21,7 @@ import { AgentSession } from "../../agent/session.ts";
 import { NO_MCP_SERVERS, startMcpServers, type McpToolSet } from "../../mcp/start-servers.ts";
 import { sessionWaitMs } from "../../session/session-lock.ts";
 import { workspacePaths } from "../../config/paths.ts";
-import { createStateStore } from "../../store/create-state-store.ts";
+import { createStateStore, storeChoiceFromSettings } from "../../store/create-state-store.ts";
 import { trace } from "../../trace.ts";
 import { createHeadlessPrinter } from "../../ui/print-headless.ts";
 import { createJsonPrinter, jsonForTerminal } from "../../ui/print-json.ts";
@@ -111,8 +111,8 @@ function ignoredNotice(root: string, loaded: LoadedSettings): string | undefined
  * Before the model works from the state: a state from a newer valarmind stops the run (exit 2); a
  * bad one is moved aside, and what was done is returned so it is always announced.
  */
-async function recoverState(root: string): Promise<string[]> {
-  return (await createStateStore(workspacePaths(root)).recover()).notices;
+async function recoverState(root: string, settings: Settings): Promise<string[]> {
+  return (await createStateStore(workspacePaths(root), storeChoiceFromSettings(settings)).recover()).notices;
 }
 
 export async function runChat(opts: ChatOptions): Promise<number> {
@@ -131,7 +131,7 @@ export async function runChat(opts: ChatOptions): Promise<number> {
       const model = createModelClient({ settings: loaded.settings });
       const read = await untilSignal(headlessMessage(root, opts.trust, print, waitMs), run);
       const message = { ...read, images };
-      const stateNotices = await recoverState(root);
+      const stateNotices = await recoverState(root, loaded.settings);
       return runHeadless(opts, root, loaded, model, resumeTarget(opts), message, stateNotices, run);
     });
   }
@@ -145,7 +145,7 @@ export async function runChat(opts: ChatOptions): Promise<number> {
   if (!loaded) return 0;
   const settings = loaded.settings;
   const model = createModelClient({ settings });
-  const stateNotices = await recoverState(root);
+  const stateNotices = await recoverState(root, settings);
   const custom = await customCommandsForRun(root, opts.trust);
   const warnings = [endpointWarning(resolveEndpoint(settings)), ignoredNotice(root, loaded), sandboxNotice(settings), ...stateNotices, ...custom.notices].filter((w): w is string => w !== undefined);
   const [{ SessionChatController }, { runRepl }] = await Promise.all([import("../chat/chat-controller.ts"), import("../../ui/run-repl.ts")]);
