@@ -51,7 +51,9 @@ function trustLines(f: StatusFacts): string[] {
         ? "trusted (valarmind trust --revoke to forget)"
         : trust.stored === "untrusted"
           ? "not trusted: you declined (valarmind trust to change that)"
-          : "not trusted yet: an interactive chat asks when the project settings would change something";
+          : project
+            ? "not trusted yet: an interactive chat asks when the project settings would change something"
+            : "not decided (nothing to decide: no project settings here)";
   const lines = [state];
   if (!project) return [...lines, "project settings: none (.valarmind/config.json absent)"];
   const applied = project.changes.filter((c) => !project.ignored.includes(c)).map((c) => c.key);
@@ -84,9 +86,10 @@ function shellLines(f: StatusFacts): string[] {
     const why = f.bubblewrap?.available === false ? f.bubblewrap.reason : "bubblewrap was not probed";
     return [`NOT sandboxed: ${why}`, "so every command asks first, in full-auto too (headless runs refuse them)", timeout, env];
   }
-  const files = s.sandbox === "read-only" ? "the workspace read-only" : "the workspace writable except .git/ and .valarmind/";
+  const writable = s.sandbox === "read-only" ? "only a private /tmp (the workspace is read-only too)" : "the workspace (not .git/, .valarmind/ or git hook directories) and a private /tmp";
   return [
-    `sandboxed by bubblewrap (${f.bubblewrap.path}): ${files}, the rest of the file system read-only, a private /tmp`,
+    `sandboxed by bubblewrap (${f.bubblewrap.path})`,
+    `writable: ${writable}; everything else read-only`,
     `network ${s.network ? "ON (network: true)" : "off"}; ${boundLine(f.processBound)}`,
     timeout,
     env,
