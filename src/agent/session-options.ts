@@ -33,6 +33,8 @@ export interface AgentSessionOptions {
 export interface SubmitOptions {
   /** Images given outside the message (`chat -p --image`), already read and checked. */
   images?: readonly ImageFileAttachment[];
+  /** What the user typed when the message is its expansion (a custom command's `/NAME ARGS`): recorded, so a resume shows it. */
+  typed?: string;
 }
 
 export interface LastRequestInfo {

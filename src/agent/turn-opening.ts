@@ -21,6 +21,7 @@ import type { ApprovalGate } from "../tools/approvals.ts";
 import type { TurnCheckpoints } from "../checkpoints/turn-checkpoints.ts";
 import { withUndoNote } from "../checkpoints/undo-note.ts";
 import { trace } from "../trace.ts";
+import { TYPED_AS_NOTE } from "../session/past-turns.ts";
 import type { AgentEvent } from "./events.ts";
 
 /** What of the session a turn's opening reads and moves on. */
@@ -53,7 +54,7 @@ export async function openTurn(
   typed: string,
   signal: AbortSignal,
   emit: (event: AgentEvent) => void,
-  options: { images?: readonly ImageFileAttachment[] },
+  options: { images?: readonly ImageFileAttachment[]; typed?: string },
 ): Promise<OpenedTurn> {
   // `@path` attachments become part of the message as it is recorded, so the window, the
   // summary and a resumed session carry the same text (ADR 0079); images ride with this turn only.
@@ -72,6 +73,8 @@ export async function openTurn(
   }
   // The user's message reaches the disk before anything can fail.
   transcript.append({ kind: "user", turn, text, tokens: ctx.count(text) });
+  // A note, not a field: transcripts stay readable by valarmind versions that do not know it.
+  if (options.typed !== undefined && options.typed !== typed) transcript.append({ kind: "note", turn, what: TYPED_AS_NOTE, text: options.typed });
   transcript.sync();
   ctx.memory.lastTurn = turn;
   emit({ type: "turn_start", turn, userText: expanded.text });

@@ -37,6 +37,9 @@ export interface EarlierTurns {
 /** Turns shown when a session is resumed; `valarmind sessions show` prints them all. */
 export const PAST_TURNS_SHOWN = 50;
 
+/** The note after a turn's message that says what the user typed (a custom command), src/agent/turn-opening.ts. */
+export const TYPED_AS_NOTE = "typed_as";
+
 /** The registry's answer to a call it refused on the user's word (src/tools/registry.ts). */
 const DENIED = /^Denied: the user did not approve/;
 
@@ -64,6 +67,8 @@ export function userWords(recorded: string): { words: string; added: string[] } 
 
 export function pastTurnsOf(records: readonly TranscriptRecord[], limit = PAST_TURNS_SHOWN): EarlierTurns {
   const turns = new Map<number, PastTurn>();
+  /** The custom command as typed (`/NAME ARGS`) of a turn whose recorded message is its expansion. */
+  const typedAs = new Map<number, string>();
   const turnOf = (turn: number): PastTurn => {
     let found = turns.get(turn);
     if (!found) {
@@ -101,13 +106,17 @@ export function pastTurnsOf(records: readonly TranscriptRecord[], limit = PAST_T
       case "redo":
         if (turns.has(record.of_turn)) delete turnOf(record.of_turn).undone;
         break;
+      case "note":
+        if (record.what === TYPED_AS_NOTE && record.turn !== undefined) typedAs.set(record.turn, record.text);
+        break;
       default:
         break;
     }
   }
   for (const turn of turns.values()) {
     const words = userWords(turn.user);
-    turn.user = words.words;
+    // A custom command is shown as typed; what its expansion carried (attachments, a pipe) stays listed.
+    turn.user = typedAs.get(turn.turn) ?? words.words;
     if (words.added.length > 0) turn.added = words.added;
   }
   const all = [...turns.values()].sort((a, b) => a.turn - b.turn);

@@ -158,6 +158,28 @@ describe("in the REPL's controller", () => {
     }
   });
 
+  test("a resumed session shows a custom command as typed, not its expanded text", async () => {
+    // Was: --continue (and /resume) showed the turn as "Review src/a.ts for bugs; …", text the user never typed.
+    write(userDir(), "review.md", REVIEW);
+    const custom = await load(false);
+    const first = await open(custom);
+    try {
+      for await (const _ of first.submit("/review src/a.ts", new AbortController().signal));
+      for await (const _ of first.submit("thanks", new AbortController().signal));
+    } finally {
+      await first.close();
+    }
+    const resumed = await SessionChatController.open({ root, settings: testSettings(), model: fakeModel(server), interactive: true, resume: { kind: "latest" }, warnings: [], customCommands: custom.commands });
+    try {
+      expect(resumed.earlierConversation().turns.map((turn) => turn.user)).toEqual(["/review src/a.ts", "thanks"]);
+      // The model still gets the expanded text in the window.
+      for await (const _ of resumed.submit("again", new AbortController().signal));
+      expect(server.requests.at(-1)?.raw).toContain("Review src/a.ts for bugs");
+    } finally {
+      await resumed.close();
+    }
+  });
+
   test("an untrusted project command is not offered and its notice is among the warnings", async () => {
     write(projectDir(), "ship.md", "Ship.");
     const controller = await open(await load(false));
@@ -182,6 +204,10 @@ describe("chat -p \"/NAME ARGS\"", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("done\n");
     expect(sentMessage()).toBe("Review src/a.ts for bugs; quote the lines of src/a.ts you mean.");
+    // The transcript keeps what was typed beside the expansion, for a resume to show.
+    const [listed] = JSON.parse((await runCli(["sessions", "list", "--json"], { cwd: root, env: env() })).stdout) as Array<{ id: string }>;
+    const shown = await runCli(["sessions", "show", listed?.id ?? "?"], { cwd: root, env: env() });
+    expect(shown.stdout).toContain("— note (typed_as): /review src/a.ts");
   });
 
   test("-p - reading \"/NAME ARGS\" from standard input expands it as -p \"/NAME ARGS\" does; other piped text is sent as read", async () => {

@@ -72,6 +72,8 @@ interface HeadlessMessage {
   images?: ImageFileAttachment[];
   /** Said once the session is open: a pipe that sent nothing was left unread. */
   notices: string[];
+  /** The custom command as typed, when `text` is its expansion. */
+  typed?: string;
 }
 
 /**
@@ -340,7 +342,7 @@ async function runHeadless(
   let overBudget = false;
   try {
     // The answer is printed at turn_end, before the settle step's fold (a model call of its own).
-    for await (const event of session.submit(message.text, abort.signal, { ...(message.images && { images: message.images }) })) {
+    for await (const event of session.submit(message.text, abort.signal, { ...(message.images && { images: message.images }), ...(message.typed !== undefined && { typed: message.typed }) })) {
       print(event);
       if (event.type === "turn_end") stopReason = event.stopReason;
       if (event.type === "error" && event.kind === "budget") overBudget = true;

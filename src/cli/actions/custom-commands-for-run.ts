@@ -19,12 +19,12 @@ export function customCommandsForRun(root: string, trustFlag: boolean | undefine
  * built-in command names included, is sent as typed. The commands are read only for a MESSAGE
  * that starts like a slash command, and their notices are said then.
  */
-export async function headlessCommandCall(root: string, trustFlag: boolean | undefined, message: string): Promise<{ text: string; notices: string[] }> {
+export async function headlessCommandCall(root: string, trustFlag: boolean | undefined, message: string): Promise<{ text: string; notices: string[]; called?: true }> {
   const slash = parseSlash(message);
   if (!slash) return { text: message, notices: [] };
   const custom = await customCommandsForRun(root, trustFlag);
   const call = customCommandCall(message, custom.commands);
-  if (call) return { text: call.message, notices: custom.notices };
+  if (call) return { text: call.message, notices: custom.notices, called: true };
   const refused = custom.refused?.find((file) => file.name === slash.name);
   if (refused) {
     // Sending the literal "/NAME" would spend a request on text the model cannot run.

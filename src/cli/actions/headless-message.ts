@@ -13,6 +13,8 @@ export interface HeadlessMessageText {
   text: string;
   /** Said once the session is open: a pipe that sent nothing was left unread, a command file's notes. */
   notices: string[];
+  /** The custom command as typed (`/NAME ARGS`), when `text` is its expansion. */
+  typed?: string;
 }
 
 export async function headlessMessage(root: string, trustFlag: boolean | undefined, raw: string, waitMs: number): Promise<HeadlessMessageText> {
@@ -20,7 +22,8 @@ export async function headlessMessage(root: string, trustFlag: boolean | undefin
   const call = raw === "-" ? undefined : await headlessCommandCall(root, trustFlag, raw);
   const read = await readMessage(call?.text ?? raw, waitMs);
   const piped = raw === "-" ? await headlessCommandCall(root, trustFlag, read.text) : undefined;
-  return { text: piped?.text ?? read.text, notices: [...(call?.notices ?? []), ...(piped?.notices ?? []), ...read.notices] };
+  const typed = call?.called ? raw : piped?.called ? read.text : undefined;
+  return { text: piped?.text ?? read.text, notices: [...(call?.notices ?? []), ...(piped?.notices ?? []), ...read.notices], ...(typed !== undefined && { typed }) };
 }
 
 /**

@@ -94,8 +94,8 @@ export class SessionChatController implements ChatController {
   }
 
   async *submit(text: string, signal: AbortSignal): AsyncIterable<AgentEvent> {
-    const message = customCommandCall(text, this.options.customCommands ?? [])?.message ?? text;
-    for await (const event of this.session.submit(message, signal)) {
+    const call = customCommandCall(text, this.options.customCommands ?? []);
+    for await (const event of this.session.submit(call?.message ?? text, signal, call ? { typed: text } : {})) {
       if (event.type === "turn_end") {
         await this.refreshState();
         this.files = undefined;
