@@ -1,6 +1,6 @@
 /**
  * The single executable (scripts/build.ts, ADR 0080): its build time, size, and start-up beside
- * bin/valarmind (Bun running the source): `--version`, and one `chat -p` turn against the fake
+ * bin/valarmind (Bun running the JavaScript bundle, and the source): `--version`, and one `chat -p` turn against the fake
  * Responses server. Also the npm package's size (`npm pack`). Timings are medians of fresh processes.
  */
 import { copyFile } from "node:fs/promises";
@@ -49,9 +49,11 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   const chatEnv = { ...env, OPENAI_BASE_URL: server.baseURL };
   for (const [label, argv] of [
     ["dist/valarmind chat -p (one turn, fake server)", [binary]],
-    ["bin/valarmind chat -p (one turn, fake server)", ctx.cli],
+    ["bin/valarmind chat -p (one turn, fake server), from the JavaScript bundle", ctx.cli],
+    ["bin/valarmind chat -p (one turn, fake server), from the source (VALARMIND_FROM_SOURCE=1)", ctx.cli],
   ] as const) {
-    const t = await ctx.measureCommand([...argv, "chat", "-p", "hello"], { cwd: dir, env: chatEnv, runs: 10, warmup: 2 });
+    const fromSource: Record<string, string> = label.includes("VALARMIND_FROM_SOURCE") ? { VALARMIND_FROM_SOURCE: "1" } : {};
+    const t = await ctx.measureCommand([...argv, "chat", "-p", "hello"], { cwd: dir, env: { ...chatEnv, ...fromSource }, runs: 10, warmup: 2 });
     rows.push({ name: label, value: t.median_ms, unit: "ms", note: `median of ${t.runs}, min ${t.min_ms.toFixed(1)}; tokenizer cache warm` });
   }
   return [...rows, ...(await packRows(ctx))];

@@ -3,6 +3,7 @@
  * writes bench/results/<name>.json and rebuilds bench/RESULTS.md from all results files.
  * The contract for a bench file is in bench/harness.ts.
  */
+import { buildJsBundle } from "../scripts/build.ts";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
@@ -92,9 +93,11 @@ async function writeMarkdown(): Promise<void> {
 
 const filter = process.argv[2];
 const scratch: string[] = [];
+// The JavaScript bundle bin/valarmind starts from, built as scripts/setup builds it (ADR 0086).
+await buildJsBundle(join(repoRoot, "dist", "js"));
 const ctx: BenchContext = {
   repoRoot,
-  // The installed entry point, with its runtime settings (bin/valarmind, ADR 0065), as users run it.
+  // The installed entry point, with its runtime settings (bin/valarmind, ADR 0065) and its bundle (ADR 0086), as users run it.
   cli: [join(repoRoot, "bin", "valarmind")],
   tempDir: async () => {
     const dir = await mkdtemp(join(tmpdir(), "vm-bench-"));

@@ -22,7 +22,7 @@ import { registerUndo } from "./commands/undo.ts";
 import { registerCompletion } from "./commands/completion.ts";
 import { registerStore } from "../store/store-command.ts";
 
-trace("main: modules loaded");
+trace(`main: modules loaded (${import.meta.path})`);
 endQuietlyWhenStdoutCloses();
 // Past a file-size limit (ulimit -f) a write fails with EFBIG, which the code reports and recovers
 // from (an undo puts its files back); left to its default, SIGXFSZ (re-raised by proper-lockfile's

@@ -1,9 +1,13 @@
 /**
  * bin/valarmind finds Bun (PATH, $BUN_INSTALL/bin, ~/.bun/bin) or says how to install it and exits
- * 127, and finds its package through relative symlink chains like npm's and bun's global bin links.
+ * 127, and finds its package through relative symlink chains like npm's and bun's global bin links;
+ * it runs the JavaScript bundle (dist/js) in an installed package, and in a checkout while no source
+ * file is newer than it.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { chmodSync, copyFileSync, cpSync, mkdirSync, rmSync, symlinkSync, utimesSync } from "node:fs";
+import { buildJsBundle } from "../../scripts/build.ts";
+import { startFakeResponsesServer, textStream } from "../support/fake-responses-server.ts";
 import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { cleanupTempDirs, makeTempDir } from "../support/cli.ts";
@@ -74,7 +78,7 @@ describe("bin/valarmind through global bin links", () => {
 
 describe("bin/valarmind runs React's production build", () => {
   test("the code sees NODE_ENV=production and loads React's production build; commands it runs do not inherit it", async () => {
-    // A `bun` on PATH that runs a probe in place of src/cli/main.ts, with every flag the launcher passed.
+    // A `bun` on PATH that runs a probe in place of the entry (source or bundle), with every flag the launcher passed.
     const dir = await makeTempDir();
     const probe = join(dir, "probe.ts");
     await Bun.write(
@@ -91,7 +95,7 @@ describe("bin/valarmind runs React's production build", () => {
     mkdirSync(bunDir);
     await Bun.write(
       join(bunDir, "bun"),
-      `#!/bin/sh\nfor a in "$@"; do shift; case $a in */src/cli/main.ts) set -- "$@" ${JSON.stringify(probe)} ;; *) set -- "$@" "$a" ;; esac; done\nexec ${JSON.stringify(process.execPath)} "$@"\n`,
+      `#!/bin/sh\nfor a in "$@"; do shift; case $a in */src/cli/main.ts|*/dist/js/main.js) set -- "$@" ${JSON.stringify(probe)} ;; *) set -- "$@" "$a" ;; esac; done\nexec ${JSON.stringify(process.execPath)} "$@"\n`,
     );
     Bun.spawnSync(["chmod", "+x", join(bunDir, "bun")]);
     const r = await run(["/bin/sh", BIN], { PATH: `${bunDir}:${process.env.PATH ?? ""}`, HOME: await makeTempDir() });
@@ -102,4 +106,65 @@ describe("bin/valarmind runs React's production build", () => {
     expect(seen.builds.length).toBeGreaterThanOrEqual(2);
     for (const build of seen.builds) expect(build).toContain(".production.");
   });
+});
+
+describe("bin/valarmind runs the JavaScript bundle while it is current (ADR 0086)", () => {
+  const ROOT = resolve(import.meta.dir, "../..");
+
+  /** A checkout of its own: the launcher, a copy of the source, the dependencies linked, a bundle built. */
+  async function checkout(): Promise<string> {
+    const dir = await makeTempDir("valarmind-bundle-");
+    mkdirSync(join(dir, "bin"));
+    copyFileSync(BIN, join(dir, "bin", "valarmind"));
+    chmodSync(join(dir, "bin", "valarmind"), 0o755);
+    cpSync(join(ROOT, "src"), join(dir, "src"), { recursive: true });
+    for (const file of ["package.json", "bunfig.toml", "bun.lock"]) copyFileSync(join(ROOT, file), join(dir, file));
+    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+    mkdirSync(join(dir, ".git"));
+    // Older than the bundle, as after a checkout and then scripts/setup.
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(join(dir, "src", "cli", "main.ts"), past, past);
+    await buildJsBundle(join(dir, "dist", "js"));
+    return dir;
+  }
+
+  async function entryOf(dir: string, env: Record<string, string> = {}): Promise<string> {
+    const r = await run([join(dir, "bin", "valarmind"), "--version"], { PATH: process.env.PATH ?? "", HOME: await makeTempDir(), VALARMIND_TRACE: "1", ...env });
+    expect(r.stdout).toBe(`${pkg.version}\n`);
+    const match = /main: modules loaded \((.*)\)/.exec(r.stderr);
+    if (!match?.[1]) throw new Error(`no entry traced: ${r.stderr}`);
+    return match[1].slice(dir.length);
+  }
+
+  test("fresh: the bundle, which answers a real chat -p; VALARMIND_FROM_SOURCE=1: the source", async () => {
+    const dir = await checkout();
+    expect(await entryOf(dir)).toBe("/dist/js/main.js");
+    expect(await entryOf(dir, { VALARMIND_FROM_SOURCE: "1" })).toBe("/src/cli/main.ts");
+    await using server = startFakeResponsesServer();
+    server.enqueue(textStream("from the bundle"));
+    const chat = await run([join(dir, "bin", "valarmind"), "chat", "-p", "hi"], { PATH: process.env.PATH ?? "", HOME: await makeTempDir(), OPENAI_BASE_URL: server.baseURL });
+    expect(chat).toMatchObject({ code: 0, stdout: "from the bundle\n" });
+  }, 30_000);
+
+  test("a source file edited, or one removed, after the bundle was built: the source runs", async () => {
+    const dir = await checkout();
+    const future = new Date(Date.now() + 60_000);
+    utimesSync(join(dir, "src", "cli", "main.ts"), future, future);
+    expect(await entryOf(dir)).toBe("/src/cli/main.ts");
+
+    const other = await checkout();
+    rmSync(join(other, "src", "one-line.ts"));
+    utimesSync(join(other, "src"), future, future);
+    // The source then fails to load what was removed: what matters is that it is the source that runs.
+    const r = await run([join(other, "bin", "valarmind"), "--version"], { PATH: process.env.PATH ?? "", HOME: await makeTempDir(), VALARMIND_TRACE: "1" });
+    expect(r.stderr).not.toContain("/dist/js/main.js");
+  }, 30_000);
+
+  test("an installed package (no .git) runs its bundle whatever its files' times", async () => {
+    const dir = await checkout();
+    rmSync(join(dir, ".git"), { recursive: true });
+    const future = new Date(Date.now() + 60_000);
+    utimesSync(join(dir, "src", "cli", "main.ts"), future, future);
+    expect(await entryOf(dir)).toBe("/dist/js/main.js");
+  }, 30_000);
 });

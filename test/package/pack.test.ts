@@ -46,7 +46,7 @@ function packageName(specifier: string): string {
 }
 
 describe.skipIf(!NPM)("npm pack", () => {
-  test("ships the launcher, the source, the texts, the generated validators and the template; no tests, benchmarks, fixtures or ADRs", async () => {
+  test("ships the launcher, the JavaScript bundle (npm pack builds it), the source, the texts, the generated validators and the template; no tests, benchmarks, fixtures, ADRs, binaries or a second rank file", async () => {
     const packed = await pack();
     const paths = packed.files.map((f) => f.path);
     for (const needed of [
@@ -55,6 +55,7 @@ describe.skipIf(!NPM)("npm pack", () => {
       "LICENSE",
       "bunfig.toml",
       "bin/valarmind",
+      "dist/js/main.js",
       "src/cli/main.ts",
       "src/prompt/text/core-rules.md",
       "src/tools/text/read_file.md",
@@ -66,7 +67,9 @@ describe.skipIf(!NPM)("npm pack", () => {
     }
     const unwanted = paths.filter(
       (p) =>
-        /^(test|bench|scripts|dist|node_modules|\.ci|\.valarmind[^/]*)\//.test(p) ||
+        /^(test|bench|scripts|node_modules|\.ci|\.valarmind[^/]*)\//.test(p) ||
+        (p.startsWith("dist/") && !p.startsWith("dist/js/")) ||
+        /\.tiktoken$/.test(p) ||
         p.startsWith("docs/adr/") ||
         /(^|\/)fixtures?\//.test(p) ||
         /\.(test|bench)\.tsx?$/.test(p) ||
@@ -109,6 +112,8 @@ async function expectWorkingInstall(entry: string, env: Record<string, string> =
     return { code, stdout, stderr };
   };
   expect(await run(["--version"])).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+  // The installed package starts from its bundle (ADR 0086): npm gives every file the same time, so none is newer.
+  expect((await run(["--version"], { VALARMIND_TRACE: "1" })).stderr).toContain("/dist/js/main.js)");
   await using server = startFakeResponsesServer();
   server.enqueue(textStream("Installed and answering."));
   const chat = await run(["chat", "-p", "are you installed?"], { OPENAI_BASE_URL: server.baseURL });
