@@ -23,7 +23,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   try {
     sandboxed = await ctx.measureCommand([...(cgroup?.prefix ?? []), ...bubblewrapArgs(probe.path, root, policy), "bash", "-c", "true"], options);
   } finally {
-    cgroup?.close();
+    await cgroup?.close();
   }
   // As root, the other mechanism's argv too (it costs the same here; it only binds for other users).
   const rlimitArgv = [...bubblewrapArgs(probe.path, root, { mode: "workspace-write", network: false, processLimit: DEFAULT_PROCESS_LIMIT }), "bash", "-c", "true"];
@@ -33,7 +33,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
     const times: number[] = [];
     for (let i = 0; i < 50; i++) {
       const started = performance.now();
-      openCommandCgroup(bound).close();
+      await openCommandCgroup(bound).close();
       times.push(performance.now() - started);
     }
     cgroupMs = times.sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0;

@@ -53,8 +53,12 @@ export interface CommandCgroup {
   prefix: string[];
   /** Whether a fork was refused for the limit (pids.events' `max`). */
   hitLimit(): boolean;
-  /** Removes the (by then empty) cgroup; a busy one is left for `sweepStale` of a later run. */
-  close(): void;
+  /**
+   * Removes the cgroup once its last task is gone: the PID namespace has ended by then, but the
+   * kernel may still be reaping (EBUSY), so it retries for up to CLOSE_WAIT_MS; one still busy is
+   * left for `sweepStale` of a later run.
+   */
+  close(): Promise<void>;
 }
 
 let created = 0;
@@ -73,9 +77,15 @@ export function openCommandCgroup(bound: { limit: number; parent: string }): Com
   return {
     prefix: ["/bin/sh", "-c", 'echo $$ > "$1" || exit 126; shift; exec "$@"', "valarmind-process-limit", join(dir, "cgroup.procs")],
     hitLimit: () => /^max [1-9]/m.test(readOr(join(dir, "pids.events"), "")),
-    close: () => removeQuietly(dir),
+    close: async () => {
+      const deadline = performance.now() + CLOSE_WAIT_MS;
+      while (!removeQuietly(dir) && performance.now() < deadline) await Bun.sleep(5);
+    },
   };
 }
+
+/** How long `close` retries the removal of a cgroup whose tasks are still being reaped. */
+const CLOSE_WAIT_MS = 1000;
 
 function readOr(path: string, fallback: string): string {
   try {
@@ -85,12 +95,13 @@ function readOr(path: string, fallback: string): string {
   }
 }
 
-/** rmdir of an empty cgroup; EBUSY (a process not yet reaped) leaves it for a later sweep. */
-function removeQuietly(dir: string): void {
+/** rmdir of an empty cgroup: whether it is gone. EBUSY (a task not yet reaped) leaves it. */
+function removeQuietly(dir: string): boolean {
   try {
     rmdirSync(dir);
-  } catch {
-    // Busy or gone: sweepStale retries once its valarmind has exited.
+    return true;
+  } catch (error) {
+    return typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT";
   }
 }
 

@@ -213,7 +213,7 @@ export function createRunShellTool(options: RunShellOptions): Tool {
       left = confinement.kind === "sandbox" ? await awaitNamespaceEnd(marker, NAMESPACE_END_MS) : findEscapedProcesses(marker);
       limited = limitNote(confinement, cgroup);
     } finally {
-      cgroup?.close();
+      await cgroup?.close();
     }
     const notes = [describeEscaped(left), hadGit || confinement.kind !== "sandbox" ? undefined : disarmNewHooks(ctx.root), limited, unbounded];
     const escaped = notes.filter((note) => note !== undefined).join("\n") || undefined;
