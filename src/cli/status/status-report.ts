@@ -86,10 +86,10 @@ function shellLines(f: StatusFacts): string[] {
     const why = f.bubblewrap?.available === false ? f.bubblewrap.reason : "bubblewrap was not probed";
     return [`NOT sandboxed: ${why}`, "so every command asks first, in full-auto too (headless runs refuse them)", timeout, env];
   }
-  const writable = s.sandbox === "read-only" ? "only a private /tmp (the workspace is read-only too)" : "the workspace (not .git/, .valarmind/ or git hook directories) and a private /tmp";
+  const writable = s.sandbox === "read-only" ? "only a private /tmp (the workspace is read-only too)" : "the workspace (not .git/, .valarmind/, git hooks) and a private /tmp";
   return [
     `sandboxed by bubblewrap (${f.bubblewrap.path})`,
-    `writable: ${writable}; everything else read-only`,
+    `writable: ${writable}; the rest is read-only`,
     `network ${s.network ? "ON (network: true)" : "off"}; ${boundLine(f.processBound)}`,
     timeout,
     env,
