@@ -104,6 +104,9 @@ describe("scripts/setup", () => {
       expect(stderr).toContain("scripts/fake-server.ts --port 8787");
       expect(stderr).toContain("OPENAI_BASE_URL=http://127.0.0.1:8787/v1 valarmind chat");
       expect(stderr).not.toContain("OPENAI_API_KEY is not set; export it");
+      // The JavaScript bundle is built quietly (ADR 0086).
+      expect(stderr).not.toContain("dist/js");
+      expect(existsSync(resolve(import.meta.dir, "../../dist/js/main.js"))).toBe(true);
     }
   }, 60_000);
 });
