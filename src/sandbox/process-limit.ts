@@ -157,7 +157,8 @@ function findPidsCgroupParent(): { dir: string } | { reason: string } {
   if (found.length === 0) return { reason: "no pids cgroup is mounted here" };
   let why = "";
   for (const dir of found) {
-    const probe = join(dir, `valarmind-probe-${process.pid}`);
+    // Named as a command's cgroup (number 0, never a command's), so a probe left by a killed process is swept too.
+    const probe = join(dir, `valarmind-${process.pid}-0`);
     try {
       mkdirSync(probe);
       const works = existsSync(join(probe, "pids.max"));
