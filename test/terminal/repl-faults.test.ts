@@ -357,6 +357,9 @@ const PARAGRAPHS = Array.from({ length: 12 }, (_, i) => `Paragraph ${String(i + 
  * points, each released during the storm, so blocks settle at changing widths and the turn ends
  * mid-storm. Ends at 100 columns once the turn_end is on disk and the last paragraph is shown.
  */
+/** How long the screen must stay the same after a resize storm to count as redrawn for good. */
+const SETTLED_MS = 600;
+
 async function resizeStorm(): Promise<{ term: TmuxTerminal; pid: number; history: string; stormMs: number }> {
   const root = await makeGitWorkspace({ "README.md": "hi\n" });
   let response = textStream(PARAGRAPHS.join("\n\n"));
@@ -386,14 +389,20 @@ async function resizeStorm(): Promise<{ term: TmuxTerminal; pid: number; history
   // The redraw after the last resize (ADR 0084: 200 ms after it, the screen and scrollback cleared,
   // then printed again) has landed: every paragraph back in the scrollback, one frame on screen.
   // Captured any earlier, the scrollback can be the empty one between the clear and the reprint.
-  // A capture that fails on a loaded machine (it once did in CI, in under a second) is taken again,
-  // not replaced by one taken at once, which could fall between the clear and the reprint.
-  const deadline = performance.now() + 5_000;
+  // Settled: every paragraph in the scrollback, one frame on screen, and that screen unchanged for
+  // SETTLED_MS, so the redraw that follows the last resize (200 ms after the app saw it, later on a
+  // loaded machine) is over, not about to clear the screen. A failed capture is taken again.
+  const deadline = performance.now() + 8_000;
   let history = "";
+  let stable: { screen: string; since: number } | undefined;
   for (;;) {
     try {
       history = await term.history();
-      if (PARAGRAPHS.every((p) => flat(history).includes(p)) && oneFrame(await term.screen())) break;
+      const screen = await term.screen();
+      const ready = PARAGRAPHS.every((p) => flat(history).includes(p)) && oneFrame(screen);
+      if (!ready) stable = undefined;
+      else if (stable?.screen !== screen) stable = { screen, since: performance.now() };
+      else if (performance.now() - stable.since >= SETTLED_MS) break;
     } catch {
       // Looked at again below.
     }
