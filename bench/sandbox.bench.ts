@@ -7,7 +7,7 @@
  * process, so it is timed on its own and added.
  */
 import { bubblewrapArgs, probeBubblewrap } from "../src/sandbox/bubblewrap.ts";
-import { DEFAULT_PROCESS_LIMIT, openCommandCgroup, processBound } from "../src/sandbox/process-limit.ts";
+import { DEFAULT_PROCESS_LIMIT, openCommandCgroup, sandboxProcessBound } from "../src/sandbox/process-limit.ts";
 import type { BenchContext, BenchRow } from "./harness.ts";
 
 export async function run(ctx: BenchContext): Promise<BenchRow[]> {
@@ -16,7 +16,7 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   const root = await ctx.tempDir();
   const options = { cwd: root, runs: 30, warmup: 5 };
   const bare = await ctx.measureCommand(["bash", "-c", "true"], options);
-  const bound = processBound(DEFAULT_PROCESS_LIMIT, process.getuid?.() === 0, probe.userNamespace);
+  const bound = sandboxProcessBound(DEFAULT_PROCESS_LIMIT, probe);
   const policy = { mode: "workspace-write" as const, network: false, ...(bound.kind === "rlimit" ? { processLimit: bound.limit } : {}) };
   const cgroup = bound.kind === "cgroup" ? openCommandCgroup(bound) : undefined;
   let sandboxed;

@@ -95,9 +95,9 @@ export async function buildBinary(outfile: string, platform?: Platform): Promise
 }
 
 /**
- * The code as a JavaScript bundle in `outdir` (`main.js`, its lazily loaded chunks, the o200k
- * rank file), run by Bun like the source: about 75 ms less per start than resolving and
- * transpiling ~300 modules (ADR 0086). Dependencies are inside it; the prompt texts too.
+ * The code as a JavaScript bundle in `outdir` (`main.js` and its lazily loaded chunks), run by
+ * Bun like the source: about 60 ms less per start than resolving and transpiling ~300 modules
+ * (ADR 0086). Dependencies are inside it, the prompt texts too; the o200k rank file is not.
  */
 export async function buildJsBundle(outdir: string, options: { clean?: boolean } = {}): Promise<{ path: string; ms: number }> {
   const started = performance.now();

@@ -10,7 +10,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { configuredHooksPath } from "../git/hooks-path.ts";
 import { userConfigDir } from "../config/user-config-dir.ts";
 import { realPathOrSelf } from "../real-path-or-self.ts";
-import { rlimitPrefix } from "./process-limit.ts";
+import { rlimitPrefix, runsAsRoot } from "./process-limit.ts";
 
 export type SandboxMode = "workspace-write" | "read-only" | "off";
 
@@ -46,7 +46,7 @@ function runProbe(path: string): BubblewrapProbe {
   const args = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"];
   const attempt = (extra: string[]) => Bun.spawnSync([...args, ...extra, "true"], { stdout: "ignore", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
   // Root's process limit is a cgroup, not the user namespace's RLIMIT_NPROC: it does not need one.
-  if (process.getuid?.() !== 0 && attempt(["--unshare-user"]).exitCode === 0) return { available: true, path, userNamespace: true };
+  if (!runsAsRoot() && attempt(["--unshare-user"]).exitCode === 0) return { available: true, path, userNamespace: true };
   const run = attempt([]);
   if (run.exitCode === 0) return { available: true, path, userNamespace: false };
   const why = run.stderr.toString().trim().split("\n")[0] ?? "";

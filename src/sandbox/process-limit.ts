@@ -26,6 +26,16 @@ export type ProcessBound =
   | { kind: "cgroup"; limit: number; parent: string }
   | { kind: "none"; reason: string };
 
+/** Whether valarmind runs as uid 0, which RLIMIT_NPROC never limits. */
+export function runsAsRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/** The bound a sandboxed command gets on this machine, given bwrap's probe. */
+export function sandboxProcessBound(limit: number, probe: { userNamespace: boolean }): ProcessBound {
+  return processBound(limit, runsAsRoot(), probe.userNamespace);
+}
+
 /**
  * Which mechanism applies for `limit`: `asRoot` is whether valarmind runs as uid 0,
  * `userNamespace` whether bwrap can make a user namespace here (the probe's answer).
@@ -49,6 +59,7 @@ export function rlimitPrefix(limit: number): string[] {
 
 /** A command's own pids cgroup: the argv that joins it (before bwrap), and what is done after. */
 export interface CommandCgroup {
+  limit: number;
   /** `sh` writes its own pid into the cgroup, then becomes bwrap: nothing forks before it is in. */
   prefix: string[];
   /** Whether a fork was refused for the limit (pids.events' `max`). */
@@ -75,6 +86,7 @@ export function openCommandCgroup(bound: { limit: number; parent: string }): Com
     throw error;
   }
   return {
+    limit: bound.limit,
     prefix: ["/bin/sh", "-c", 'echo $$ > "$1" || exit 126; shift; exec "$@"', "valarmind-process-limit", join(dir, "cgroup.procs")],
     hitLimit: () => /^max [1-9]/m.test(readOr(join(dir, "pids.events"), "")),
     close: async () => {

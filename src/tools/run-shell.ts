@@ -11,7 +11,7 @@ import { join, relative } from "node:path";
 import { bubblewrapArgs, defaultBubblewrapPath, probeBubblewrap, type SandboxMode } from "../sandbox/bubblewrap.ts";
 import { awaitNamespaceEnd, describeEscaped, findEscapedProcesses, RUN_MARKER_VAR } from "../sandbox/escaped-processes.ts";
 import { buildShellEnv } from "../sandbox/shell-env.ts";
-import { DEFAULT_PROCESS_LIMIT, openCommandCgroup, processBound, type CommandCgroup, type ProcessBound } from "../sandbox/process-limit.ts";
+import { DEFAULT_PROCESS_LIMIT, openCommandCgroup, sandboxProcessBound, type CommandCgroup, type ProcessBound } from "../sandbox/process-limit.ts";
 import { toolText } from "./descriptions.ts";
 import { describeError } from "../errors.ts";
 import type { CapturedOutput } from "./shell-output-capture.ts";
@@ -73,7 +73,7 @@ function confinementFor(options: RunShellOptions, root: string): Confinement {
   if (mode === "off") return { kind: "off" };
   const probe = probeBubblewrap(options.bwrapPath ?? defaultBubblewrapPath());
   if (!probe.available) return { kind: "unavailable", reason: probe.reason };
-  const bound = processBound(options.processLimit ?? DEFAULT_PROCESS_LIMIT, process.getuid?.() === 0, probe.userNamespace);
+  const bound = sandboxProcessBound(options.processLimit ?? DEFAULT_PROCESS_LIMIT, probe);
   const policy = { mode, network: options.network ?? false, ...(bound.kind === "rlimit" ? { processLimit: bound.limit } : {}) };
   return { kind: "sandbox", wrapper: bubblewrapArgs(probe.path, root, policy), bound };
 }
@@ -91,9 +91,9 @@ function openBound(confinement: Confinement): { cgroup?: CommandCgroup; note?: s
   }
 }
 
-function limitNote(confinement: Confinement, cgroup: CommandCgroup | undefined): string | undefined {
-  if (cgroup === undefined || !cgroup.hitLimit() || confinement.kind !== "sandbox" || confinement.bound.kind !== "cgroup") return undefined;
-  return `note: this command reached the sandbox's limit of ${confinement.bound.limit} processes (shellProcessLimit); the forks past it failed`;
+function limitNote(cgroup: CommandCgroup | undefined): string | undefined {
+  if (cgroup === undefined || !cgroup.hitLimit()) return undefined;
+  return `note: this command reached the sandbox's limit of ${cgroup.limit} processes (shellProcessLimit); the forks past it failed`;
 }
 
 function unsandboxedWarning(reason: string): string {
@@ -211,7 +211,7 @@ export function createRunShellTool(options: RunShellOptions): Tool {
       });
       // In the sandbox the PID namespace is ending everything; outside it, say what is still running.
       left = confinement.kind === "sandbox" ? await awaitNamespaceEnd(marker, NAMESPACE_END_MS) : findEscapedProcesses(marker);
-      limited = limitNote(confinement, cgroup);
+      limited = limitNote(cgroup);
     } finally {
       await cgroup?.close();
     }

@@ -7,7 +7,7 @@ import type { LoadedSettings } from "../../config/load-settings.ts";
 import type { Settings } from "../../config/settings-schema.ts";
 import { resolveEndpoint } from "../../model/client-factory.ts";
 import { probeBubblewrap } from "../../sandbox/bubblewrap.ts";
-import { processBound } from "../../sandbox/process-limit.ts";
+import { sandboxProcessBound } from "../../sandbox/process-limit.ts";
 import type { TrustDecision } from "../actions/workspace-trust.ts";
 import type { StatusFacts } from "./status-report.ts";
 
@@ -22,7 +22,7 @@ export interface StatusSource {
 export function gatherStatus(source: StatusSource): StatusFacts {
   const settings = source.session?.settings ?? source.loaded.settings;
   const bubblewrap = settings.sandbox === "off" ? undefined : probeBubblewrap();
-  const bound = bubblewrap?.available ? processBound(settings.shellProcessLimit, process.getuid?.() === 0, bubblewrap.userNamespace) : undefined;
+  const bound = bubblewrap?.available ? sandboxProcessBound(settings.shellProcessLimit, bubblewrap) : undefined;
   const endpoint = resolveEndpoint(settings);
   return {
     root: source.root,

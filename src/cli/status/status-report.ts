@@ -42,6 +42,11 @@ const APPROVAL_MEANING: Record<Settings["approvals"], string> = {
   "full-auto": "file changes and sandboxed commands run unasked",
 };
 
+/** The project file's changes that apply in this run. */
+function appliedKeys(project: ProjectSettingsReport): string[] {
+  return project.changes.filter((c) => !project.ignored.includes(c)).map((c) => c.key);
+}
+
 function trustLines(f: StatusFacts): string[] {
   const { trust, project } = f;
   const state =
@@ -56,7 +61,7 @@ function trustLines(f: StatusFacts): string[] {
             : "not decided (nothing to decide: no project settings here)";
   const lines = [state];
   if (!project) return [...lines, "project settings: none (.valarmind/config.json absent)"];
-  const applied = project.changes.filter((c) => !project.ignored.includes(c)).map((c) => c.key);
+  const applied = appliedKeys(project);
   const ignored = project.ignored.map((c) => c.key);
   if (applied.length > 0) lines.push(`project settings applied: ${applied.join(", ")}`);
   if (ignored.length > 0) lines.push(`project settings ignored: ${ignored.join(", ")}${project.trusted ? " (only your own settings may set them)" : " (not trusted)"}`);
@@ -136,7 +141,7 @@ export function statusJson(f: StatusFacts): Record<string, unknown> {
     root: f.root,
     trust: { trusted: f.trust.trusted, source: f.trust.source, stored: f.trust.stored ?? null },
     projectSettings: project
-      ? { file: project.file, applied: project.changes.filter((c) => !project.ignored.includes(c)).map((c) => c.key), ignored: project.ignored.map((c) => c.key), userOnly: project.userOnly }
+      ? { file: project.file, applied: appliedKeys(project), ignored: project.ignored.map((c) => c.key), userOnly: project.userOnly }
       : null,
     ...(f.sessionId !== undefined ? { sessionId: f.sessionId } : {}),
     model: { name: f.settings.model, wireApi: f.settings.wireApi, baseURL: withoutCredentials(f.baseURL), apiKey: f.keySource, reasoningEffort: f.settings.reasoningEffort },
