@@ -76,7 +76,7 @@ export class FoldPlanner {
     const covered = summary ? summary.throughTurn - summary.fromTurn + 1 : 0;
     const summaryTokens = summary ? (summary.tokens ?? this.count(summary.text)) : 0;
     const decision = foldDecision({
-      turns: turns.map((turn) => ({ turn: turn.turn, tokens: windowTurnTokens(turn, this.settings.toolOutputTokens, this.count, this.settings.wireApi === "chat") })),
+      turns: turns.map((turn) => ({ turn: turn.turn, tokens: windowTurnTokens(turn, { toolOutputTokens: this.settings.toolOutputTokens, answerTokens: this.settings.windowAnswerTokens, count: this.count, reasoningBack: this.settings.wireApi === "chat" }) })),
       lastTurn,
       summaryTokens,
       fixedTokens: region(FIXED_REGIONS),

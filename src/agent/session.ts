@@ -126,6 +126,7 @@ export class AgentSession {
       outputDir: `${this.paths.sessionsDir}/${this.sessionId}/outputs`,
       extraTools: options.mcp?.tools ?? [],
       checkpoints: this.checkpoints,
+      transcript: () => this.transcript?.file,
     });
     this.folds = new FoldPlanner(this.settings, count);
     this.summarizer =

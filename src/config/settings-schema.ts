@@ -31,6 +31,12 @@ export const SettingsSchema = Type.Object(
     ),
     shortBufferTurns: Type.Integer({ minimum: 20, maximum: 80, default: 20, description: "SHORT_BUFFER_TURNS: turns the window holds" }),
     windowBlockTurns: Type.Integer({ minimum: 1, maximum: 40, default: 1, description: "turns kept verbatim when the window folds (a fold happens when keeping older turns has cost FOLD_RENT_FACTOR times a fold, or at shortBufferTurns); at most shortBufferTurns" }),
+    windowAnswerTokens: Type.Integer({
+      minimum: 0,
+      maximum: 100000,
+      default: 80,
+      description: "an answer longer than 1.5× this enters the window cut to about this many tokens, its opening and close (recall_turn gives it back whole); 0 keeps answers whole",
+    }),
     workingSetTokens: Type.Integer({ minimum: 0, default: 2500, description: "token cap of the working set" }),
     workingSetTtlTurns: Type.Integer({ minimum: 1, default: 3, description: "turns a working-set item stays without being used again" }),
     overflowPolicy: Type.Union(

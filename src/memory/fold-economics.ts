@@ -20,9 +20,11 @@
  * The factor is above the classic 1 because a fold keeps only the newest turn (the default
  * `windowBlockTurns`): such a fold is cheap, and folding as soon as it pays would leave a short
  * window most of the time — little verbatim context and a cached share under 0.90. Waiting until
- * the rent is 1.6× the fold spends part of what the cheap folds save on a longer window
+ * the rent is 1.2× the fold spends part of what the cheap folds save on a longer window
  * (ADR 0074: keeping 3 turns and factor 1 cost 0.715× the full-history baseline on chat-40 at a
- * 0.895 cached share; 1 turn, factor 1.6 and the shorter fold ask, 0.701× at 0.902).
+ * 0.895 cached share; 1 turn, factor 1.6 and the shorter fold ask, 0.701× at 0.902). Answers as
+ * their gist (ADR 0087) made each turn cheaper to keep and the share higher, so a lower factor
+ * pays: at 1.2, chat-40 0.542× at 0.906 (1.6: 0.576× at 0.914; 1.0: 0.515× at 0.899).
  *
  *   const d = foldDecision({ turns: [{ turn: 3, tokens: 900 }, ...], lastTurn: 14, ... });
  *   if (d.fold > 0) fold the oldest d.fold turns; d.why says why, in one line.
@@ -33,7 +35,7 @@ export const CACHED_PRICE = 0.1;
 /** Price of an output token relative to a fresh input token, when the model's prices are not set. */
 export const DEFAULT_OUTPUT_PRICE = 4;
 /** A fold happens once the foldable turns' rent reaches this many times its cost (see above). */
-export const FOLD_RENT_FACTOR = 1.6;
+export const FOLD_RENT_FACTOR = 1.2;
 
 export interface FoldEconomicsInput {
   /** The window's turns, oldest first: number and tokens as rendered. */

@@ -46,7 +46,7 @@ import { mainTurnRegions } from "./standard-regions.ts";
 import { volatileContextDelta } from "./sections/volatile-context.ts";
 import { countTokensIfReady, loadTokenizer } from "../tokens/tokenizer.ts";
 
-export type BuildSettings = Pick<Settings, "model" | "maxContextTokens" | "toolOutputTokens" | "windowBlockTurns" | "reasoningEffort"> & Partial<Pick<Settings, "wireApi">>;
+export type BuildSettings = Pick<Settings, "model" | "maxContextTokens" | "toolOutputTokens" | "windowBlockTurns" | "windowAnswerTokens" | "reasoningEffort"> & Partial<Pick<Settings, "wireApi">>;
 
 export interface BuildInput {
   settings: BuildSettings;
@@ -210,6 +210,7 @@ async function assemble(input: BuildInput, foldBlock: (previous: RollingSummary 
     evictedTurns: input.evictedTurns ?? [],
     ...(input.fold && { fold: input.fold }),
     toolOutputTokens: input.settings.toolOutputTokens,
+    answerTokens: input.settings.windowAnswerTokens,
     reasoningBack: input.settings.wireApi === "chat",
     count,
   };

@@ -140,6 +140,8 @@ export interface SectionContext {
   fold?: FoldAsk;
   /** Token cap of one function output in the prompt (the cutoff lowers it). */
   toolOutputTokens: number;
+  /** A window turn's long answers are cut to about this many tokens (windowAnswerTokens; 0 keeps them whole). */
+  answerTokens: number;
   /** Send a step's reasoning back with its tool calls (the chat wire: DeepSeek's thinking mode wants it). */
   reasoningBack?: boolean;
   /** Exact o200k count (the tokenizer is loaded before sections render). */

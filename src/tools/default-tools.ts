@@ -7,6 +7,7 @@ import { createRecordDecisionTool } from "./memory-decision.ts";
 import type { MemoryStore } from "./memory-store.ts";
 import { createSetConventionTool, createSetGoalTool, createSetNowTool, createTaskTool } from "./memory-tools.ts";
 import { createReadFileTool } from "./read-file.ts";
+import { createRecallTurnTool, type TranscriptSource } from "./recall-turn.ts";
 import { createRunShellTool } from "./run-shell.ts";
 import type { Tool } from "./types.ts";
 import { createWriteFileTool } from "./write-file.ts";
@@ -17,6 +18,8 @@ export interface DefaultToolOptions {
   memoryStore: () => MemoryStore;
   grep?: GrepToolOptions;
   shell?: ShellToolOptions;
+  /** The session's transcript, for recall_turn; without it the tool says there is none. */
+  transcript?: TranscriptSource;
 }
 
 /** For tests: where bwrap is (a missing path simulates a machine without bubblewrap). */
@@ -47,5 +50,6 @@ export function createDefaultTools(options: DefaultToolOptions): AnyTool[] {
     createTaskTool(options.memoryStore),
     createRecordDecisionTool(options.memoryStore),
     createSetConventionTool(options.memoryStore),
+    createRecallTurnTool(options.transcript),
   ];
 }

@@ -13,6 +13,7 @@ import memorySetGoalText from "./text/memory_set_goal.md" with { type: "text" };
 import memorySetNowText from "./text/memory_set_now.md" with { type: "text" };
 import memoryTaskText from "./text/memory_task.md" with { type: "text" };
 import readFileText from "./text/read_file.md" with { type: "text" };
+import recallTurnText from "./text/recall_turn.md" with { type: "text" };
 import runShellText from "./text/run_shell.md" with { type: "text" };
 import writeFileText from "./text/write_file.md" with { type: "text" };
 
@@ -28,6 +29,7 @@ export const TOOL_TEXTS = {
   memory_set_now: memorySetNowText,
   memory_task: memoryTaskText,
   read_file: readFileText,
+  recall_turn: recallTurnText,
   run_shell: runShellText,
   write_file: writeFileText,
 } as const satisfies Record<string, string>;

@@ -25,6 +25,7 @@ import type { GrepToolOptions } from "./grep.ts";
 import type { MemoryStore } from "./memory-store.ts";
 import { toStrictParameters } from "./strict-schema.ts";
 import { truncateHeadTail, type TokenCounter } from "./truncate.ts";
+import type { TranscriptSource } from "./recall-turn.ts";
 import type { FileCheckpoints, Preparation, PreparedCall, ToolCallOutcome, ToolContext, ToolLocation, ToolResult } from "./types.ts";
 
 export interface ToolRegistryOptions {
@@ -50,6 +51,8 @@ export interface ToolRegistryOptions {
   outputDir?: string;
   /** Snapshots of the files a call writes, taken before it writes (undo, ADR 0081); without it nothing is kept. */
   checkpoints?: FileCheckpoints;
+  /** The session's transcript file (recall_turn reads earlier turns from it). */
+  transcript?: TranscriptSource;
 }
 
 export interface ToolRunContext {
@@ -116,7 +119,7 @@ export function createToolRegistry(options: ToolRegistryOptions): ToolRegistry {
   let store: MemoryStore | undefined = options.stateStore;
   const memoryStore = (): MemoryStore => (store ??= createStateStore(workspacePaths(root)));
   const tools = [
-    ...(options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep, shell: options.shell })),
+    ...(options.tools ?? createDefaultTools({ settings: options.settings, memoryStore, grep: options.grep, shell: options.shell, transcript: options.transcript })),
     ...(options.extraTools ?? []),
   ];
   const byName = new Map(tools.map((t) => [t.name, t]));

@@ -128,7 +128,7 @@ describe("a multi-turn session with folds", () => {
 
   test("a budget fold inside a turn (the build asked for it) is counted once, as a fold", async () => {
     foldingResponder();
-    const { session } = await openAgent(root, server, { settings: { maxContextTokens: 12_000, windowBlockTurns: 1 } });
+    const { session } = await openAgent(root, server, { settings: { maxContextTokens: 12_000, windowBlockTurns: 1, windowAnswerTokens: 0 } });
     const events: AgentEvent[] = [];
     for (let n = 1; n <= 5; n++) events.push(...(await runTurn(session, `question ${n}`)).events);
     const f = session.cost.figures();
@@ -294,7 +294,7 @@ describe("usage objects from the server", () => {
       folds += 1;
       return rawUsageStream("- earlier: long answers", { input_tokens: 3000.5, output_tokens: 12 });
     });
-    const { session } = await openAgent(root, server, { settings: { windowBlockTurns: 1 } });
+    const { session } = await openAgent(root, server, { settings: { windowBlockTurns: 1, windowAnswerTokens: 0 } });
     for (let n = 1; n <= 6; n++) await runTurn(session, `question ${n}`);
     expect(folds).toBeGreaterThanOrEqual(1);
     expect(session.cost.figures().foldRequests).toBe(folds);
@@ -340,7 +340,7 @@ describe("prices", () => {
   test("the estimate: /cost, the status figures and json total_cost_usd agree with hand arithmetic on the server's usage, folds included", async () => {
     foldingResponder();
     const prices = { input: 1.25, cachedInput: 0.125, output: 10 };
-    const controller = await controllerFor({ windowBlockTurns: 1, prices });
+    const controller = await controllerFor({ windowBlockTurns: 1, windowAnswerTokens: 0, prices });
     for (let n = 1; n <= 6; n++) await drain(controller.submit(`question ${n}`, new AbortController().signal));
     expect(reported.some((r) => r.fold)).toBe(true);
     const t = sum(reported);

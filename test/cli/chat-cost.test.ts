@@ -44,9 +44,9 @@ describe("chat -p --output-format json: cost", () => {
   test("a run whose settle step folds the window: usage.fold is that request's part, included in the totals", async () => {
     const foldUsage = { input_tokens: 30_000, cached_tokens: 29_952, output_tokens: 70, reasoning_tokens: 0 };
     const turnUsage = { input_tokens: 8_000, cached_tokens: 6_144, output_tokens: 4_000, reasoning_tokens: 0 };
-    // Long answers make keeping old turns dear, so the window folds after a few turns.
+    // Long answers, kept whole (no gist, ADR 0087), make keeping old turns dear, so the window folds after a few turns.
     server.setResponder((body) => (isFoldRequest(body) ? textStream("- earlier: long answers about the app", { usage: foldUsage }) : textStream("the app is fine. ".repeat(1500), { usage: turnUsage })));
-    const xdg = await userConfig({ windowBlockTurns: 1 });
+    const xdg = await userConfig({ windowBlockTurns: 1, windowAnswerTokens: 0 });
     let folded: { usage: Record<string, unknown> } | undefined;
     for (let n = 0; n < 8 && !folded; n++) {
       const r = await chat([...(n > 0 ? ["--continue"] : []), "-p", `question ${n}`, "--output-format", "json"], { cwd: root, server, env: { XDG_CONFIG_HOME: xdg } });

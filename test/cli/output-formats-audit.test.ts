@@ -304,7 +304,8 @@ describe("every kind of turn, in both formats", () => {
 
       // A fold after the answer (the settle step): its window_slid and usage come after turn_end.
       root = await makeGitWorkspace({ "README.md": "# demo\n" });
-      userConfig({ windowBlockTurns: 1 });
+      // Long answers kept whole (no gist, ADR 0087) make keeping old turns dear, so the window folds.
+      userConfig({ windowBlockTurns: 1, windowAnswerTokens: 0 });
       server.setResponder((body) => (isFoldRequest(body) ? textStream("- earlier: the app is fine") : textStream("the app is fine. ".repeat(700))));
       for (let n = 0; n < 10 && !seen.has("window_slid"); n++) {
         const r = await chat([...(n > 0 ? ["--continue"] : []), "-p", `question ${n}`, "--json"], { cwd: root, server, env: env() });

@@ -72,16 +72,24 @@ describe("budget pressure over a 200-turn session", () => {
         if (budget === 4500) expect(summarySteps).toContain("shorten_evicted_turns");
         expect(fallbacks).toEqual([]);
 
-        // A ~2.3k paste fits whole once everything else is folded away; a ~3k one is cut head+tail, with a note.
+        // A ~2.3k paste fits whole at 5,000 once everything else is folded away; a ~3k one is cut
+        // head+tail, with a note. At 4,500 what is always sent (tools, core rules, project
+        // instructions: ~2,140 tokens) leaves ~2,220 for the message, so a ~2.3k paste may lose
+        // ~80 tokens of its middle (since recall_turn's definition, ADR 0087) and no more.
         for (const turn of pasteTurns) {
           const manifest = written.find((m) => m.purpose === "turn" && m.turn === turn && m.step === 1);
           const steps = manifest?.cutoff_steps.map((s) => s.step) ?? [];
+          const message = manifest?.items.find((i) => i.id === "task:message")?.tokens ?? 0;
           if (OVERSIZED_PASTES.includes(turn)) {
             expect(steps.at(-1)).toBe("shorten_message");
             expect(manifest?.dropped).toContainEqual(expect.objectContaining({ id: "task:message", reason: "shortened_head_tail" }));
-          } else {
+          } else if (budget === 5000) {
             expect(steps).not.toContain("shorten_message");
-            expect(manifest?.items.find((i) => i.id === "task:message")?.tokens).toBeGreaterThan(2000);
+            expect(message).toBeGreaterThan(2000);
+          } else {
+            const cut = manifest?.dropped.find((d) => d.id === "task:message")?.tokens ?? 0;
+            expect(cut).toBeLessThan(100);
+            expect(message).toBeGreaterThan(2000);
           }
         }
 

@@ -142,7 +142,7 @@ describe("the registry with MCP tools", () => {
     const registry = createToolRegistry({ root, settings: { approvals: "suggest", toolOutputTokens: 2000, shellTimeoutMs: 1000 }, extraTools: [tool] });
     const specs = registry.specs();
     expect(specs.at(-1)).toEqual({ type: "function", name: "mcp__srv__count", description: 'The count tool of the MCP server "srv".', parameters: { ...schema }, strict: false });
-    expect(specs.at(-2)?.name).toBe("memory_set_convention");
+    expect(specs.at(-2)?.name).toBe("recall_turn");
 
     const signal = new AbortController().signal;
     const ok = await registry.run({ callId: "a", name: "mcp__srv__count", arguments: '{"n":"not checked here"}' }, { signal });

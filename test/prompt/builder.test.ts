@@ -174,7 +174,7 @@ describe("buildRequest: the current turn's steps", () => {
   test("tool outputs of this turn follow the user's message, capped head+tail at toolOutputTokens", async () => {
     const big = Array.from({ length: 600 }, (_, i) => `line ${i}: ${"x".repeat(20)} value=${i * 7}`).join("\n");
     const input = await fullInput({
-      settings: { model: "gpt-5.5", maxContextTokens: 60000, toolOutputTokens: 500, windowBlockTurns: 8, reasoningEffort: "none" },
+      settings: { model: "gpt-5.5", maxContextTokens: 60000, toolOutputTokens: 500, windowBlockTurns: 8, windowAnswerTokens: 80, reasoningEffort: "none" },
       task: { userText: "read it", items: [{ kind: "tool", callId: "c1", name: "read_file", arguments: '{"path":"big.txt"}', output: big, isError: false }] },
     });
     const count = await exactCounter();

@@ -7,7 +7,7 @@ import { buildRequest } from "../../src/prompt/builder.ts";
 import * as ops from "../../src/state/ops.ts";
 import { emptyState } from "../../src/state/schema.ts";
 
-const settings = { model: "gpt-5.5", maxContextTokens: 24000, toolOutputTokens: 2000, windowBlockTurns: 5, reasoningEffort: "medium" } as const;
+const settings = { model: "gpt-5.5", maxContextTokens: 24000, toolOutputTokens: 2000, windowBlockTurns: 5, windowAnswerTokens: 80, reasoningEffort: "medium" } as const;
 const at = new Date("2026-11-01T00:00:00Z");
 
 function texts(input: readonly unknown[]): string[] {

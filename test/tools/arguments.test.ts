@@ -62,6 +62,7 @@ describe("tool specs", () => {
       "memory_task",
       "memory_record_decision",
       "memory_set_convention",
+      "recall_turn",
     ]);
     for (const spec of specs) {
       expect(spec.strict).toBe(true);
@@ -74,11 +75,12 @@ describe("tool specs", () => {
     expect(JSON.stringify(toolSpecs())).toBe(JSON.stringify(specs));
   });
 
-  // The definitions ride on every request; this budget keeps them from growing back (was 2,412).
-  test("the tool definitions together stay within 1,400 o200k tokens", async () => {
+  // The definitions ride on every request; this budget keeps them from growing back (was 2,412;
+  // 1,400 until recall_turn, ~80 tokens, came with answer gists: ADR 0087).
+  test("the tool definitions together stay within 1,460 o200k tokens", async () => {
     let total = 0;
     for (const spec of toolSpecs()) total += await countTokens(JSON.stringify(spec));
-    expect(total).toBeLessThanOrEqual(1400);
+    expect(total).toBeLessThanOrEqual(1460);
   });
 
   test("a registry's specs equal the offline specs", () => {

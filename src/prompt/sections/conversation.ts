@@ -9,6 +9,7 @@ import { escapeOwnTags, tagged, type Piece, type Section, type SectionContext } 
 import { shortenHeadTail } from "../shorten.ts";
 import { ARGUMENT_KEEP_CHARS, condenseToolArguments, CURRENT_ARGUMENT_KEEP_CHARS } from "../../memory/condense.ts";
 import { inputItemText } from "../../model/input-item-text.ts";
+import { answerGist } from "../../memory/answer-gist.ts";
 
 export const summarySection: Section = {
   id: "summary",
@@ -40,16 +41,29 @@ export const summarySection: Section = {
   },
 };
 
+/** How a window turn's steps are rendered: its number, the answer cap, and the tokens its gists left out (filled in). */
+export interface PastTurnForm {
+  turn: number;
+  answerTokens: number;
+  leftOut: number;
+}
+
 /**
  * The input items of turn steps; function outputs over the cap are shortened head+tail. Past
- * turns (`pastTurn`) also have long tool arguments cut (condense.ts); the current turn's only past
- * CURRENT_ARGUMENT_KEEP_CHARS (a 5 MB old_string would leave no room for the tool's answer).
+ * turns (`past`) also have long tool arguments cut (condense.ts) and long answers as their gist
+ * (answer-gist.ts); the current turn's arguments are cut only past CURRENT_ARGUMENT_KEEP_CHARS
+ * (a 5 MB old_string would leave no room for the tool's answer).
  */
-export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, "toolOutputTokens" | "count" | "reasoningBack">, pastTurn = false): InputItem[] {
+export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, "toolOutputTokens" | "count" | "reasoningBack">, past?: PastTurnForm): InputItem[] {
   const out: InputItem[] = [];
+  const pastTurn = past !== undefined;
   for (const item of items) {
     if (item.kind === "assistant") {
-      if (item.text !== "") out.push({ type: "message", role: "assistant", content: item.text });
+      if (item.text === "") continue;
+      // A past turn's long answer is its gist (ADR 0087); this turn's answers stay whole.
+      const gist = past ? answerGist(item.text, past.answerTokens, ctx.count, past.turn) : { text: item.text, leftOut: 0 };
+      if (past) past.leftOut += gist.leftOut;
+      out.push({ type: "message", role: "assistant", content: gist.text });
       continue;
     }
     if (ctx.reasoningBack && item.reasoning !== undefined && item.reasoning !== "") out.push({ type: "reasoning_text", text: item.reasoning });
@@ -65,42 +79,63 @@ export function stepItems(items: readonly TurnItem[], ctx: Pick<SectionContext, 
 }
 
 /**
- * A window turn's items: verbatim but for long past tool arguments, with its per-turn part after the message. A turn's form is fixed once it
- * entered the window and every request renders the whole window, so the items (and their tokens)
- * are made once per turn and output cap (the cutoff lowers the cap) instead of on every build.
+ * A window turn's items: verbatim but for long past tool arguments and long answers (their gist),
+ * with its per-turn part after the message. A turn's form is fixed once it entered the window and
+ * every request renders the whole window, so the items (and their tokens) are made once per turn,
+ * output cap and answer cap (the cutoff lowers the output cap) instead of on every build.
  */
-const windowForms = new WeakMap<Turn, { cap: number; reasoning: boolean; items: InputItem[]; tokens?: number }>();
+type FormContext = Pick<SectionContext, "toolOutputTokens" | "answerTokens" | "count" | "reasoningBack">;
 
-function windowForm(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count" | "reasoningBack">): { cap: number; items: InputItem[]; tokens?: number } {
+interface WindowForm {
+  cap: number;
+  answerTokens: number;
+  reasoning: boolean;
+  items: InputItem[];
+  /** Tokens of the turn's answers its gists left out. */
+  leftOut: number;
+  tokens?: number;
+}
+
+const windowForms = new WeakMap<Turn, WindowForm>();
+
+function windowForm(turn: Turn, ctx: FormContext): WindowForm {
   let form = windowForms.get(turn);
   const reasoning = ctx.reasoningBack === true;
-  if (form?.cap !== ctx.toolOutputTokens || form.reasoning !== reasoning) {
+  if (form?.cap !== ctx.toolOutputTokens || form.reasoning !== reasoning || form.answerTokens !== ctx.answerTokens) {
     // The turn's per-turn part (state changes, volatile context) sits where its requests sent it: after the message, before the steps.
     const context = turnContextText(turn.context);
     const preamble: InputItem[] = context === "" ? [] : [{ type: "message", role: "user", content: context }];
-    form = { cap: ctx.toolOutputTokens, reasoning, items: [{ type: "message", role: "user", content: turn.user }, ...preamble, ...stepItems(turn.items, ctx, true)] };
+    const past: PastTurnForm = { turn: turn.turn, answerTokens: ctx.answerTokens, leftOut: 0 };
+    const items: InputItem[] = [{ type: "message", role: "user", content: turn.user }, ...preamble, ...stepItems(turn.items, ctx, past)];
+    form = { cap: ctx.toolOutputTokens, answerTokens: ctx.answerTokens, reasoning, items, leftOut: past.leftOut };
     windowForms.set(turn, form);
   }
   return form;
 }
 
-export function turnItems(turn: Turn, ctx: Pick<SectionContext, "toolOutputTokens" | "count" | "reasoningBack">): InputItem[] {
+export function turnItems(turn: Turn, ctx: FormContext): InputItem[] {
   return windowForm(turn, ctx).items;
 }
 
 /** Tokens a window turn takes in the prompt (its items as rendered). */
-export function windowTurnTokens(turn: Turn, toolOutputTokens: number, count: (text: string) => number, reasoningBack = false): number {
-  const form = windowForm(turn, { toolOutputTokens, count, reasoningBack });
-  form.tokens ??= form.items.reduce((n, item) => n + count(inputItemText(item)) + 4, 0);
+export function windowTurnTokens(turn: Turn, ctx: FormContext): number {
+  const form = windowForm(turn, ctx);
+  form.tokens ??= form.items.reduce((n, item) => n + ctx.count(inputItemText(item)) + 4, 0);
   return form.tokens;
+}
+
+function windowTurnDetail(turn: Turn, first: number | undefined, last: number | undefined, leftOut: number): string {
+  const gist = leftOut > 0 ? `; its answer as a gist, ${leftOut} tokens left out (recall_turn)` : "";
+  return `turn ${turn.turn} of the window (turns ${first}–${last}), as it entered the window${gist}`;
 }
 
 /**
  * The window's turns, oldest first, each in the form it took when it entered the window — the
- * user's message and the answers verbatim, past tool arguments cut, outputs as their prompt
- * summaries — and never rewritten until it folds into the summary (issue 12): every request of
- * the session appends to the previous one, so its whole prefix stays cached between folds.
+ * user's message verbatim, long answers as their gist, past tool arguments cut, outputs as their
+ * prompt summaries — and never rewritten until it folds into the summary (issue 12): every request
+ * of the session appends to the previous one, so its whole prefix stays cached between folds.
  */
+
 export const conversationSection: Section = {
   id: "conversation",
   region: "conversation",
@@ -118,7 +153,7 @@ export const conversationSection: Section = {
         type: "turn",
         format: "items",
         reason: "window_turn",
-        detail: `turn ${turn.turn} of the window (turns ${first}–${last}), as it entered the window`,
+        detail: windowTurnDetail(turn, first, last, windowForm(turn, ctx).leftOut),
         placement: "items",
         items: turnItems(turn, ctx),
       }),

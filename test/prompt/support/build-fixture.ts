@@ -5,7 +5,7 @@ import { exactCounter } from "../../../src/prompt/builder.ts";
 import type { NewRecord, TranscriptRecord } from "../../../src/session/transcript-schema.ts";
 import { agentLikeRecords, fullState, syntheticWorkingSet } from "./synthetic-session.ts";
 
-export const SETTINGS = { model: "gpt-5.5", maxContextTokens: 24000, toolOutputTokens: 2000, windowBlockTurns: 8, reasoningEffort: "medium" } as const;
+export const SETTINGS = { model: "gpt-5.5", maxContextTokens: 24000, toolOutputTokens: 2000, windowBlockTurns: 8, windowAnswerTokens: 80, reasoningEffort: "medium" } as const;
 
 export const TOOLS = [
   { type: "function", name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false }, strict: true },
