@@ -96,7 +96,8 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
   if (total <= maxTokens * GIST_WHOLE_FACTOR) return { text, leftOut: 0 };
   const units = unitsOf(text);
   let budget = maxTokens;
-  for (let attempt = 0; attempt < 6; attempt++) {
+  // Each attempt shrinks the room by 15% until the gist fits; the sixth is taken as it is.
+  for (let attempt = 0; ; attempt++) {
     const markerTokens = count(marker(total, turn));
     const room = Math.max(0, budget - markerTokens);
     const tailRoom = Math.floor(room * TAIL_SHARE);
@@ -140,7 +141,6 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
     if (count(candidate) <= maxTokens || attempt === 5) return { text: candidate, leftOut };
     budget = Math.floor(budget * 0.85);
   }
-  return { text: marker(total, turn), leftOut: total };
 }
 
 function marker(leftOut: number, turn: number): string {

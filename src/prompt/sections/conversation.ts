@@ -135,7 +135,6 @@ function windowTurnDetail(turn: Turn, first: number | undefined, last: number | 
  * prompt summaries — and never rewritten until it folds into the summary (issue 12): every request
  * of the session appends to the previous one, so its whole prefix stays cached between folds.
  */
-
 export const conversationSection: Section = {
   id: "conversation",
   region: "conversation",
@@ -147,16 +146,17 @@ export const conversationSection: Section = {
   render: (ctx) => {
     const first = ctx.turns[0]?.turn;
     const last = ctx.turns.at(-1)?.turn;
-    return ctx.turns.map(
-      (turn): Piece => ({
+    return ctx.turns.map((turn): Piece => {
+      const form = windowForm(turn, ctx);
+      return {
         id: `turn:${turn.turn}`,
         type: "turn",
         format: "items",
         reason: "window_turn",
-        detail: windowTurnDetail(turn, first, last, windowForm(turn, ctx).leftOut),
+        detail: windowTurnDetail(turn, first, last, form.leftOut),
         placement: "items",
-        items: turnItems(turn, ctx),
-      }),
-    );
+        items: form.items,
+      };
+    });
   },
 };
