@@ -34,7 +34,7 @@ export const SettingsSchema = Type.Object(
     windowAnswerTokens: Type.Integer({
       minimum: 0,
       maximum: 100000,
-      default: 80,
+      default: 45,
       description: "an answer longer than 1.5× this enters the window cut to about this many tokens, its opening and close (recall_turn gives it back whole); 0 keeps answers whole",
     }),
     workingSetTokens: Type.Integer({ minimum: 0, default: 2500, description: "token cap of the working set" }),

@@ -9,13 +9,13 @@
  * bytes on every request (and after `chat --continue`) and the cached prefix holds.
  *
  *   answerGist(answer, 80, count, 12)
- *   // { text: "The cache keys on … .\n[… 214 tokens of this answer left out; recall_turn 12 gives it whole …]\nSo the fix is …", leftOut: 214 }
+ *   // { text: "The cache keys on … .\n[… 214 more tokens: recall_turn 12]\nSo the fix is …", leftOut: 214 }
  */
 
 /** An answer up to this many times the cap stays whole: cutting it would save too little to be worth the loss. */
 export const GIST_WHOLE_FACTOR = 1.5;
 
-/** The part of the cap the close gets (where an answer states its conclusion or asks its question). */
+/** The part of the cap kept for the close (where an answer states its conclusion or asks its question); it also gets what the opening leaves. */
 const TAIL_SHARE = 1 / 3;
 
 export interface AnswerGist {
@@ -100,8 +100,7 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
   for (let attempt = 0; ; attempt++) {
     const markerTokens = count(marker(total, turn));
     const room = Math.max(0, budget - markerTokens);
-    const tailRoom = Math.floor(room * TAIL_SHARE);
-    const headRoom = room - tailRoom;
+    const headRoom = room - Math.floor(room * TAIL_SHARE);
     // The opening: whole units while they fit; a first unit too long is cut at a word.
     let headEnd = 0;
     let used = 0;
@@ -115,6 +114,8 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
     }
     let head = text.slice(0, headEnd);
     if (headEnd === 0) head = cutWords(text.slice(0, units[0]?.end ?? text.length), headRoom, count, false);
+    // The close gets its third and whatever the opening's whole units left of theirs.
+    const tailRoom = room - count(head);
     // The close: whole units from the end while they fit, never reaching into the opening.
     let tailStart = text.length;
     let tailUsed = 0;
@@ -144,5 +145,5 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
 }
 
 function marker(leftOut: number, turn: number): string {
-  return `[… ${leftOut} tokens of this answer left out; recall_turn ${turn} gives it whole …]`;
+  return `[… ${leftOut} more tokens: recall_turn ${turn}]`;
 }

@@ -17,14 +17,15 @@
  * most recent `keepTurns` always stay verbatim; a full window (`maxTurns`) folds whatever the
  * sums say.
  *
- * The factor is above the classic 1 because a fold keeps only the newest turn (the default
- * `windowBlockTurns`): such a fold is cheap, and folding as soon as it pays would leave a short
- * window most of the time — little verbatim context and a cached share under 0.90. Waiting until
- * the rent is 1.2× the fold spends part of what the cheap folds save on a longer window
- * (ADR 0074: keeping 3 turns and factor 1 cost 0.715× the full-history baseline on chat-40 at a
- * 0.895 cached share; 1 turn, factor 1.6 and the shorter fold ask, 0.701× at 0.902). Answers as
- * their gist (ADR 0087) made each turn cheaper to keep and the share higher, so a lower factor
- * pays: at 1.2, chat-40 0.542× at 0.906 (1.6: 0.576× at 0.914; 1.0: 0.515× at 0.899).
+ * The factor starts at the classic 1 and falls as the session ages. Rent-or-buy guards against a
+ * session that ends right after a fold, before the fold pays back; a session's age is evidence
+ * against that (the longer it has run, the likelier it runs on, and the rent its window pays now
+ * goes on being paid), so the fold is bought sooner: FOLD_RENT_FACTOR up to FOLD_AGE_FROM turns,
+ * LATE_FOLD_RENT_FACTOR from FOLD_AGE_TO, on a log scale between (ADR 0088). Earlier factors
+ * were above 1 (1.6, then 1.2: ADR 0074, 0087) to keep the cached share of a 40-turn session at
+ * 0.90; answers cut to 45 tokens (ADR 0088) made kept turns cheap enough that 1 keeps it there
+ * (chat-40 0.504× the full-history baseline at 0.904), and the falling factor brings chat-200 to
+ * 0.149× at 0.905 (a constant 1: 0.153× at 0.911; a constant 0.9: chat-40's share 0.8996).
  *
  *   const d = foldDecision({ turns: [{ turn: 3, tokens: 900 }, ...], lastTurn: 14, ... });
  *   if (d.fold > 0) fold the oldest d.fold turns; d.why says why, in one line.
@@ -35,7 +36,19 @@ export const CACHED_PRICE = 0.1;
 /** Price of an output token relative to a fresh input token, when the model's prices are not set. */
 export const DEFAULT_OUTPUT_PRICE = 4;
 /** A fold happens once the foldable turns' rent reaches this many times its cost (see above). */
-export const FOLD_RENT_FACTOR = 1.2;
+export const FOLD_RENT_FACTOR = 1.0;
+/** The factor of a session that has run FOLD_AGE_TO turns or more (see above). */
+export const LATE_FOLD_RENT_FACTOR = 0.8;
+/** Up to this many turns the factor is FOLD_RENT_FACTOR; it reaches LATE_FOLD_RENT_FACTOR at FOLD_AGE_TO, on a log scale between. */
+export const FOLD_AGE_FROM = 40;
+export const FOLD_AGE_TO = 80;
+
+/** The factor after `lastTurn` turns: FOLD_RENT_FACTOR up to FOLD_AGE_FROM, falling to LATE_FOLD_RENT_FACTOR at FOLD_AGE_TO. */
+export function foldRentFactor(lastTurn: number): number {
+  if (lastTurn <= FOLD_AGE_FROM) return FOLD_RENT_FACTOR;
+  const t = Math.min(1, Math.log2(lastTurn / FOLD_AGE_FROM) / Math.log2(FOLD_AGE_TO / FOLD_AGE_FROM));
+  return FOLD_RENT_FACTOR + (LATE_FOLD_RENT_FACTOR - FOLD_RENT_FACTOR) * t;
+}
 
 export interface FoldEconomicsInput {
   /** The window's turns, oldest first: number and tokens as rendered. */
@@ -111,7 +124,7 @@ export function foldDecision(input: FoldEconomicsInput): FoldDecision {
     const { requestTokens, budgetTokens } = input.headroom;
     return { fold: candidate, reason: "budget", rent, cost, why: `the next turn would not fit the budget (${requestTokens} + ~${newest} > ${budgetTokens} tokens), so the window folds now rather than in that turn: ${figures}` };
   }
-  const factor = input.rentFactor ?? FOLD_RENT_FACTOR;
+  const factor = input.rentFactor ?? foldRentFactor(input.lastTurn);
   if (rent >= factor * cost) return { fold: candidate, reason: "cost", rent, cost, why: figures };
-  return { fold: 0, reason: "none", rent, cost, why: `not folding yet: ${figures}; it folds once the rent reaches ${factor}× that` };
+  return { fold: 0, reason: "none", rent, cost, why: `not folding yet: ${figures}; it folds once the rent reaches ${Number(factor.toFixed(2))}× that` };
 }

@@ -33,7 +33,7 @@ describe("answerGist", () => {
     expect(gist.text.endsWith("Sentence 24 says the cache for shard 24 keeps its keys for 168 seconds.")).toBe(true);
     // Only whole sentences: every kept one ends where the answer's does.
     for (const line of gist.text.split("\n").filter((l) => !l.startsWith("[…"))) expect(answer).toContain(line);
-    const marker = /\[… (\d+) tokens of this answer left out; recall_turn 12 gives it whole …\]/.exec(gist.text);
+    const marker = /\[… (\d+) more tokens: recall_turn 12\]/.exec(gist.text);
     expect(marker).not.toBeNull();
     expect(gist.leftOut).toBe(Number(marker?.[1]));
     expect(gist.leftOut).toBeGreaterThan(total / 2);
@@ -53,7 +53,7 @@ describe("answerGist", () => {
     const fences = gist.text.split("\n").filter((l) => l.startsWith("```"));
     // Opened and closed before the marker; reopened (with its language) and closed after it.
     expect(fences).toEqual(["```ts", "```", "```ts", "```"]);
-    const [before, after] = gist.text.split(/\n\[….*…\]\n/);
+    const [before, after] = gist.text.split(/\n\[… \d+ more tokens: recall_turn 9\]\n/);
     expect(before?.endsWith("```")).toBe(true);
     expect(after?.startsWith("```ts")).toBe(true);
   });

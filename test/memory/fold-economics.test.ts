@@ -1,6 +1,6 @@
 /** When the window folds, by cost (src/memory/fold-economics.ts, ADR 0074). */
 import { describe, expect, test } from "bun:test";
-import { FOLD_RENT_FACTOR, foldDecision, type FoldEconomicsInput } from "../../src/memory/fold-economics.ts";
+import { FOLD_AGE_FROM, FOLD_AGE_TO, FOLD_RENT_FACTOR, foldDecision, foldRentFactor, LATE_FOLD_RENT_FACTOR, type FoldEconomicsInput } from "../../src/memory/fold-economics.ts";
 
 function input(overrides: Partial<FoldEconomicsInput> = {}): FoldEconomicsInput {
   const turns = overrides.turns ?? Array.from({ length: 8 }, (_, i) => ({ turn: i + 1, tokens: 400 }));
@@ -55,18 +55,38 @@ describe("foldDecision", () => {
     expect(d.why).toMatch(/the 5 oldest turns \(17500 tokens\) have cost ~5250 .* a fold costs ~5030 once .* ~200 tokens of summary appended\)$/);
   });
 
-  test(`by default the fold waits until the rent is FOLD_RENT_FACTOR (${FOLD_RENT_FACTOR}) times its cost`, () => {
-    // Rent 5250 against a 5030-token fold: the classic rule folds; the default waits for ~8048.
+  test(`by default a young session folds once the rent reaches FOLD_RENT_FACTOR (${FOLD_RENT_FACTOR}) times the cost, and says so while it waits`, () => {
     const turns = (tokens: number) => Array.from({ length: 8 }, (_, i) => ({ turn: i + 1, tokens: i < 5 ? tokens : 400 }));
-    const waiting = foldDecision(input({ turns: turns(3500), rentFactor: undefined }));
+    // 3000-token turns: rent 0.1 × 3000 × 15 = 4500 against a fold of 1440 + 0.1 × 18400 + 700 + 800 = 4780: kept.
+    const waiting = foldDecision(input({ turns: turns(3000), rentFactor: undefined }));
     expect(waiting).toMatchObject({ fold: 0, reason: "none" });
-    expect(waiting.rent).toBeGreaterThan(waiting.cost);
+    expect(waiting.rent).toBeCloseTo(4500, 5);
+    expect(waiting.cost).toBeCloseTo(4780, 5);
     expect(waiting.why).toEndWith(`it folds once the rent reaches ${FOLD_RENT_FACTOR}× that`);
-    // 8000-token turns: rent 0.1 × 8000 × 15 = 12000; a fold 1440 + 4340 + 700 + 800 = 7280, × 1.6 = 11648.
-    const folding = foldDecision(input({ turns: turns(8000), rentFactor: undefined }));
+    // 3500-token turns: rent 5250 against 5030.
+    const folding = foldDecision(input({ turns: turns(3500), rentFactor: undefined }));
     expect(folding).toMatchObject({ fold: 5, reason: "cost" });
-    expect(folding.cost).toBeCloseTo(7280, 5);
     expect(folding.rent).toBeGreaterThanOrEqual(FOLD_RENT_FACTOR * folding.cost);
+  });
+
+  test("the older the session, the sooner a fold pays: the same window that waits at turn 8 folds at turn 108", () => {
+    // Turn numbers shifted by 100: the same rent (4500) and cost (4780), but the factor is LATE_FOLD_RENT_FACTOR.
+    const turns = (from: number) => Array.from({ length: 8 }, (_, i) => ({ turn: from + i, tokens: i < 5 ? 3000 : 400 }));
+    expect(foldDecision(input({ turns: turns(1), rentFactor: undefined })).fold).toBe(0);
+    const late = foldDecision(input({ turns: turns(101), rentFactor: undefined }));
+    expect(late).toMatchObject({ fold: 5, reason: "cost" });
+    expect(late.rent).toBeCloseTo(4500, 5);
+    expect(late.rent).toBeLessThan(late.cost);
+    expect(late.rent).toBeGreaterThanOrEqual(LATE_FOLD_RENT_FACTOR * late.cost);
+  });
+
+  test("the factor: FOLD_RENT_FACTOR up to FOLD_AGE_FROM turns, LATE_FOLD_RENT_FACTOR from FOLD_AGE_TO, halfway at their geometric mean", () => {
+    expect(foldRentFactor(1)).toBe(FOLD_RENT_FACTOR);
+    expect(foldRentFactor(FOLD_AGE_FROM)).toBe(FOLD_RENT_FACTOR);
+    expect(foldRentFactor(Math.sqrt(FOLD_AGE_FROM * FOLD_AGE_TO))).toBeCloseTo((FOLD_RENT_FACTOR + LATE_FOLD_RENT_FACTOR) / 2, 10);
+    expect(foldRentFactor(FOLD_AGE_TO)).toBeCloseTo(LATE_FOLD_RENT_FACTOR, 10);
+    expect(foldRentFactor(10_000)).toBe(LATE_FOLD_RENT_FACTOR);
+    expect(LATE_FOLD_RENT_FACTOR).toBeLessThan(FOLD_RENT_FACTOR);
   });
 
   test("a summary at its cap is rewritten to half of it: the break and the answer both grow, so the same rent no longer pays", () => {

@@ -52,7 +52,7 @@ function groupLabel(type: string, items: readonly ManifestItem[]): { label: stri
     case "turn":
       return {
         label: `${n} turn${n === 1 ? "" : "s"}${range(items)}`,
-        why: "the window: each turn as it entered (long reads whole, other tool results as summaries), unchanged until it folds",
+        why: "the window: each turn as it entered (long reads whole, other tool results as summaries, long answers as their gist), unchanged until it folds",
       };
     case "working_set_item": {
       const sources = [...new Set(items.map((i) => /source (\S+),/.exec(i.detail ?? "")?.[1]).filter(Boolean))];
