@@ -24,6 +24,11 @@ export class UsageError extends ValarmindError {
   }
 }
 
+/** The `code` of a Node system error (ENOENT, EACCES, EBUSY, …); undefined for anything else. */
+export function errnoCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
+}
+
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

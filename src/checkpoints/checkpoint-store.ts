@@ -16,7 +16,7 @@ import { describeError, ValarmindError } from "../errors.ts";
 import { tempPathFor, writeFileAtomic } from "../state/atomic-write.ts";
 import { confinePath, PathEscapeError } from "../tools/confine.ts";
 import { readConfined } from "../tools/confined-file.ts";
-import { errnoCode } from "../tools/file-access-problem.ts";
+import { errnoCode } from "../errors.ts";
 import { checkCheckpoint, CHECKPOINT_VERSION, type Checkpoint, type FileState } from "./checkpoint-schema.ts";
 
 /** Larger than any file a tool writes (edit_file and write_file stop at 5 MB). */

@@ -9,7 +9,7 @@ import { open } from "node:fs/promises";
 import { UsageError, describeError } from "../errors.ts";
 import type { ImageFileAttachment } from "../prompt/attachment-files.ts";
 import { IMAGE_MAX_BYTES, imageDataUrl, sniffImageType } from "../prompt/images.ts";
-import { errnoCode } from "../tools/file-access-problem.ts";
+import { errnoCode } from "../errors.ts";
 
 const HINT = "Pass a PNG, JPEG, GIF or WebP file of at most 5 MB, e.g. --image screenshot.png.";
 

@@ -7,17 +7,13 @@
  */
 import { chmodSync, lstatSync, mkdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
-import { describeError, ValarmindError } from "../errors.ts";
+import { describeError, errnoCode, ValarmindError } from "../errors.ts";
 import type { WorkspacePaths } from "./paths.ts";
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 /** Ignores everything in `.valarmind/`, this file included. */
 export const VALARMIND_GITIGNORE = "*\n";
-
-function errorCode(error: unknown): unknown {
-  return typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
-}
 
 /**
  * mkdir 0700; true when created, false when it already was a directory. A symbolic link in its
@@ -29,7 +25,7 @@ function makePrivateDir(dir: string): boolean {
     mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
     return true;
   } catch (error) {
-    if (errorCode(error) === "EEXIST" && lstatSync(dir).isSymbolicLink()) {
+    if (errnoCode(error) === "EEXIST" && lstatSync(dir).isSymbolicLink()) {
       let target = "";
       try {
         target = ` (to ${readlinkSync(dir)})`;
@@ -40,7 +36,7 @@ function makePrivateDir(dir: string): boolean {
         hint: `Remove the link (rm ${JSON.stringify(dir)}) — a cloned repository may have shipped it — and retry; valarmind creates the directory itself.`,
       });
     }
-    if (errorCode(error) === "EEXIST" && statSync(dir).isDirectory()) return false;
+    if (errnoCode(error) === "EEXIST" && statSync(dir).isDirectory()) return false;
     throw new ValarmindError(`cannot create the directory ${dir}: ${describeError(error)}`, {
       hint: "A file may be in the way, or the directory is not writable. Move it aside and retry.",
       cause: error,
@@ -66,7 +62,7 @@ function ensureGitignore(dir: string): void {
   try {
     writeFileSync(join(dir, ".gitignore"), VALARMIND_GITIGNORE, { flag: "wx", mode: PRIVATE_FILE_MODE });
   } catch (error) {
-    if (errorCode(error) === "EEXIST") return;
+    if (errnoCode(error) === "EEXIST") return;
     throw new ValarmindError(`cannot write ${join(dir, ".gitignore")}: ${describeError(error)}`, {
       hint: `Check that ${dir} is writable, then retry.`,
       cause: error,

@@ -95,10 +95,11 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
   const total = count(text);
   if (total <= maxTokens * GIST_WHOLE_FACTOR) return { text, leftOut: 0 };
   const units = unitsOf(text);
+  const unitTokens = units.map((unit) => count(text.slice(unit.start, unit.end)));
+  const markerTokens = count(marker(total, turn));
   let budget = maxTokens;
   // Each attempt shrinks the room by 15% until the gist fits; the sixth is taken as it is.
   for (let attempt = 0; ; attempt++) {
-    const markerTokens = count(marker(total, turn));
     const room = Math.max(0, budget - markerTokens);
     const headRoom = room - Math.floor(room * TAIL_SHARE);
     // The opening: whole units while they fit; a first unit too long is cut at a word.
@@ -106,25 +107,24 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
     let used = 0;
     let headIndex = 0;
     for (; headIndex < units.length; headIndex++) {
-      const unit = units[headIndex] as Unit;
-      const tokens = count(text.slice(unit.start, unit.end));
+      const tokens = unitTokens[headIndex] ?? 0;
       if (used + tokens > headRoom) break;
       used += tokens;
-      headEnd = unit.end;
+      headEnd = (units[headIndex] as Unit).end;
     }
     let head = text.slice(0, headEnd);
     if (headEnd === 0) head = cutWords(text.slice(0, units[0]?.end ?? text.length), headRoom, count, false);
     // The close gets its third and whatever the opening's whole units left of theirs.
-    const tailRoom = room - count(head);
+    const headTokens = count(head);
+    const tailRoom = room - headTokens;
     // The close: whole units from the end while they fit, never reaching into the opening.
     let tailStart = text.length;
     let tailUsed = 0;
     for (let i = units.length - 1; i >= headIndex; i--) {
-      const unit = units[i] as Unit;
-      const tokens = count(text.slice(unit.start, unit.end));
+      const tokens = unitTokens[i] ?? 0;
       if (tailUsed + tokens > tailRoom) break;
       tailUsed += tokens;
-      tailStart = unit.start;
+      tailStart = (units[i] as Unit).start;
     }
     let tail = text.slice(tailStart);
     if (tailStart === text.length) {
@@ -136,7 +136,7 @@ export function answerGist(text: string, maxTokens: number, count: (text: string
     const tailOpen = openFence(text, tailFrom);
     const closedHead = headOpen !== undefined ? `${head.replace(/\s+$/, "")}\n${headOpen.startsWith("~") ? "~~~" : "```"}` : head.replace(/\s+$/, "");
     const openedTail = tailOpen !== undefined && tail !== "" ? `${tailOpen}\n${tail.replace(/^\s+/, "")}` : tail.replace(/^\s+/, "");
-    const keptTokens = count(head) + count(tail);
+    const keptTokens = headTokens + count(tail);
     const leftOut = Math.max(1, total - keptTokens);
     const candidate = [closedHead, marker(leftOut, turn), openedTail].filter((part) => part !== "").join("\n");
     if (count(candidate) <= maxTokens || attempt === 5) return { text: candidate, leftOut };

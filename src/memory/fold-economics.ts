@@ -35,7 +35,7 @@
 export const CACHED_PRICE = 0.1;
 /** Price of an output token relative to a fresh input token, when the model's prices are not set. */
 export const DEFAULT_OUTPUT_PRICE = 4;
-/** A fold happens once the foldable turns' rent reaches this many times its cost (see above). */
+/** A fold happens once the foldable turns' rent reaches this many times its cost, in a session of up to FOLD_AGE_FROM turns (see above). */
 export const FOLD_RENT_FACTOR = 1.0;
 /** The factor of a session that has run FOLD_AGE_TO turns or more (see above). */
 export const LATE_FOLD_RENT_FACTOR = 0.8;

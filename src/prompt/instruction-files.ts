@@ -24,7 +24,7 @@ import { userConfigDir } from "../config/user-config-dir.ts";
 import { describeError, ValarmindError } from "../errors.ts";
 import { confinePath, PathEscapeError } from "../tools/confine.ts";
 import { readConfined } from "../tools/confined-file.ts";
-import { errnoCode } from "../tools/file-access-problem.ts";
+import { errnoCode } from "../errors.ts";
 import { asUtf8, looksBinary } from "../tools/read-file.ts";
 import type { InstructionFile } from "./section.ts";
 import { agentsItemId, USER_INSTRUCTIONS_ID } from "./sections/instructions.ts";

@@ -16,7 +16,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join, relative, isAbsolute } from "node:path";
-import { describeError } from "../errors.ts";
+import { describeError, errnoCode } from "../errors.ts";
 
 export const DEFAULT_PROCESS_LIMIT = 4096;
 
@@ -113,7 +113,7 @@ function removeQuietly(dir: string): boolean {
     rmdirSync(dir);
     return true;
   } catch (error) {
-    return typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT";
+    return errnoCode(error) === "ENOENT";
   }
 }
 

@@ -33,7 +33,7 @@ export function resolveStoreChoice(root: string, env: Readonly<Record<string, st
   if (store === "file") return { kind: "file" };
   let projectId = user.projectId;
   if (storedTrust(root) === "trusted") projectId = readLayer(projectConfigPath(root)).projectId ?? projectId;
-  return { kind: "redis", url: store, ...(projectId !== undefined && { projectId }) };
+  return storeChoiceFromSettings({ store, ...(projectId !== undefined && { projectId }) });
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { lstatSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { errnoCode } from "../errors.ts";
 
 export class PathEscapeError extends Error {
   constructor(message: string) {
@@ -33,10 +34,6 @@ function toRel(root: string, abs: string): string {
   return rel === "" ? "." : rel.split(sep).join("/");
 }
 
-function errno(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
-}
-
 /** Resolves the real path of `abs`, or of its nearest existing ancestor joined with the rest. */
 function physicalPath(abs: string, shown: string): string {
   let existing = abs;
@@ -49,7 +46,7 @@ function physicalPath(abs: string, shown: string): string {
           return join(realpathSync(existing), ...rest);
         } catch (error) {
           // A target the file system refuses to resolve is not a missing one (the registry says permission denied).
-          const code = errno(error);
+          const code = errnoCode(error);
           if (code === "EACCES" || code === "EPERM") throw error;
           throw new PathEscapeError(`path '${shown}' goes through a symlink whose target does not exist; refusing to follow it`);
         }
@@ -57,7 +54,7 @@ function physicalPath(abs: string, shown: string): string {
       return join(realpathSync(existing), ...rest);
     } catch (error) {
       if (error instanceof PathEscapeError) throw error;
-      const code = errno(error);
+      const code = errnoCode(error);
       if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
       const parent = dirname(existing);
       if (parent === existing) return abs;

@@ -10,7 +10,8 @@
 import { constants, readlinkSync, type Stats } from "node:fs";
 import { lstat, mkdir, open, realpath, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { errnoCode, fileAccessProblem } from "./file-access-problem.ts";
+import { errnoCode } from "../errors.ts";
+import { fileAccessProblem } from "./file-access-problem.ts";
 import { describeError } from "../errors.ts";
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;

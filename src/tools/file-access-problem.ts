@@ -4,11 +4,8 @@
  * permissions), so they are never reported as the same thing.
  */
 import { isAbsolute, relative } from "node:path";
+import { errnoCode } from "../errors.ts";
 
-/** The `code` of a Node file-system error (ENOENT, EACCES, …); undefined for anything else. */
-export function errnoCode(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
-}
 
 export interface FileAccessProblem {
   kind: "missing" | "permission";

@@ -9,7 +9,7 @@
  */
 import { closeSync, constants, openSync, realpathSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { describeError } from "../errors.ts";
+import { describeError, errnoCode } from "../errors.ts";
 import { makePrivateDirs, PRIVATE_FILE_MODE } from "../config/valarmind-dir.ts";
 
 export interface SpoolLimits {
@@ -81,7 +81,7 @@ export class ShellOutputSpool {
           this.path = path;
           return true;
         } catch (error) {
-          const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
+          const code = errnoCode(error);
           if (code !== "EEXIST" || attempt >= 20) throw error;
         }
       }

@@ -8,6 +8,7 @@
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { errnoCode } from "../errors.ts";
 import { HeadTailCapture, type CapturedOutput } from "./shell-output-capture.ts";
 import type { ShellOutputSpool, SpoolReport } from "./shell-output-spool.ts";
 
@@ -56,10 +57,6 @@ const READS_PER_TURN = 16;
 const MAX_POLL_WAIT_MS = 16;
 /** A stream that keeps being empty is looked at every 2 ** this turns at most. */
 const MAX_SKIP_POWER = 3;
-
-function errorCode(error: unknown): unknown {
-  return typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
-}
 
 /** A pipe for one output stream: valarmind's non-blocking read end and the command's write end. */
 interface OutputPipe {
@@ -110,7 +107,7 @@ function readAvailable(fd: number, buffer: Buffer): number {
   try {
     return readSync(fd, buffer, 0, buffer.length, null);
   } catch (error) {
-    const code = errorCode(error);
+    const code = errnoCode(error);
     if (code === "EAGAIN" || code === "EWOULDBLOCK" || code === "EINTR") return -1;
     throw error;
   } finally {
